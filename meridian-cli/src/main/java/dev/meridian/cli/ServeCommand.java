@@ -1,0 +1,50 @@
+package dev.meridian.cli;
+
+import dev.meridian.config.ConfigException;
+import dev.meridian.server.MeridianServer;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+@Command(name = "serve", mixinStandardHelpOptions = true,
+    description = "Serve xDS from a config file or directory, hot-reloading it on change.")
+final class ServeCommand implements Callable<Integer> {
+  @Option(names = "--config", required = true, paramLabel = "PATH",
+      description = "A config file, or a directory of .yaml/.yml/.json config files.")
+  Path config;
+
+  @Option(names = "--xds-port", defaultValue = "18000", description = "gRPC xDS port (default ${DEFAULT-VALUE}).")
+  int xdsPort;
+
+  @Option(names = "--http-port", defaultValue = "18001",
+      description = "HTTP port for /healthz (default ${DEFAULT-VALUE}).")
+  int httpPort;
+
+  @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address to listen on (default ${DEFAULT-VALUE}).")
+  String bind;
+
+  @Option(names = "--log-level", defaultValue = "info", description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
+  String logLevel;
+
+  @Override
+  public Integer call() throws Exception {
+    Logging.configure(logLevel);
+    MeridianServer server = new MeridianServer(
+        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000));
+    try {
+      server.start();
+    } catch (ConfigException e) {
+      System.err.println("meridian: invalid config: " + e.getMessage());
+      return 2;
+    } catch (java.io.IOException e) {
+      System.err.println("meridian: cannot listen: " + e.getMessage());
+      return 3;
+    }
+    System.err.printf("meridian: serving xDS on %s:%d, HTTP on %s:%d, config %s%n", bind,
+        server.xdsPort(), bind, server.httpPort(), config);
+    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "meridian-shutdown"));
+    server.awaitTermination();
+    return 0;
+  }
+}

@@ -1,0 +1,74 @@
+package dev.meridian.protocol;
+
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/** Immutable: every resource of one type in one group, by name, and the type's version. */
+public final class TypeSnapshot {
+  private static final TypeSnapshot EMPTY = new TypeSnapshot(new TreeMap<>());
+
+  private final SortedMap<String, XdsResource> resources;
+  private final String version;
+
+  private TypeSnapshot(SortedMap<String, XdsResource> resources) {
+    this.resources = Collections.unmodifiableSortedMap(resources);
+    TreeMap<String, String> versions = new TreeMap<>();
+    resources.forEach((n, r) -> versions.put(n, r.version()));
+    this.version = Versions.ofView(versions);
+  }
+
+  public static TypeSnapshot empty() {
+    return EMPTY;
+  }
+
+  public static TypeSnapshot of(Iterable<XdsResource> resources) {
+    TreeMap<String, XdsResource> map = new TreeMap<>();
+    for (XdsResource r : resources) {
+      if (map.put(r.name(), r) != null) {
+        throw new IllegalArgumentException("duplicate " + r.type().abbreviation() + " name " + r.name());
+      }
+    }
+    return map.isEmpty() ? EMPTY : new TypeSnapshot(map);
+  }
+
+  public XdsResource get(String name) {
+    return resources.get(name);
+  }
+
+  public SortedMap<String, XdsResource> resources() {
+    return resources;
+  }
+
+  public int size() {
+    return resources.size();
+  }
+
+  /** The view-version of all resources of this type (see {@link Versions#ofView}). */
+  public String version() {
+    return version;
+  }
+
+  /** Names added, removed or changed between {@code older} and this. */
+  public Set<String> changedSince(TypeSnapshot older) {
+    if (older == this) {
+      return Set.of();
+    }
+    Set<String> changed = new HashSet<>();
+    for (Map.Entry<String, XdsResource> e : resources.entrySet()) {
+      XdsResource before = older.resources.get(e.getKey());
+      if (before == null || !before.version().equals(e.getValue().version())) {
+        changed.add(e.getKey());
+      }
+    }
+    for (String name : older.resources.keySet()) {
+      if (!resources.containsKey(name)) {
+        changed.add(name);
+      }
+    }
+    return changed;
+  }
+}

@@ -1,0 +1,17 @@
+package dev.meridian.server;
+
+import dev.meridian.protocol.Outcome;
+import io.grpc.Status;
+
+final class GrpcStatuses {
+  private GrpcStatuses() {}
+
+  static Status toStatus(Outcome.Close close) {
+    Status s = switch (close.code()) {
+      case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+      case UNIMPLEMENTED -> Status.UNIMPLEMENTED;
+      case INTERNAL -> Status.INTERNAL;
+    };
+    return s.withDescription(close.message());
+  }
+}

@@ -1,0 +1,52 @@
+package dev.meridian.server;
+
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Runs tasks one at a time, in submission order, on a shared pool: each stream's state is only
+ * touched from its own serial executor, so the protocol core needs no locks.
+ */
+final class SerialExecutor implements Executor {
+  private static final System.Logger LOG = System.getLogger(SerialExecutor.class.getName());
+
+  private final Executor pool;
+  private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean running = new AtomicBoolean();
+
+  SerialExecutor(Executor pool) {
+    this.pool = pool;
+  }
+
+  @Override
+  public void execute(Runnable task) {
+    tasks.add(task);
+    schedule();
+  }
+
+  private void schedule() {
+    if (running.compareAndSet(false, true)) {
+      pool.execute(this::drain);
+    }
+  }
+
+  private void drain() {
+    try {
+      Runnable r;
+      while ((r = tasks.poll()) != null) {
+        try {
+          r.run();
+        } catch (RuntimeException e) {
+          LOG.log(System.Logger.Level.ERROR, "stream task failed", e);
+        }
+      }
+    } finally {
+      running.set(false);
+    }
+    if (!tasks.isEmpty()) {
+      schedule();
+    }
+  }
+}

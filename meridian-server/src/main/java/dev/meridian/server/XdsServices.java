@@ -1,0 +1,88 @@
+package dev.meridian.server;
+
+import dev.meridian.protocol.ResourceType;
+import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.envoyproxy.envoy.service.endpoint.v3.EndpointDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.extension.v3.ExtensionConfigDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.listener.v3.ListenerDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.route.v3.RouteDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.route.v3.ScopedRoutesDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.route.v3.VirtualHostDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.runtime.v3.RuntimeDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.secret.v3.SecretDiscoveryServiceGrpc;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
+import io.grpc.Status;
+import io.grpc.stub.ServerCalls;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/**
+ * The v3 discovery services, bound from the generated service descriptors: every Stream* method to
+ * the State-of-the-World core; methods of variants not yet served answer UNIMPLEMENTED.
+ */
+public final class XdsServices {
+  private static final Map<ServiceDescriptor, ResourceType> PER_TYPE = Map.of(
+      ListenerDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.LISTENER,
+      RouteDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.ROUTE,
+      ScopedRoutesDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.SCOPED_ROUTE,
+      VirtualHostDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.VIRTUAL_HOST,
+      ClusterDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.CLUSTER,
+      EndpointDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.ENDPOINT,
+      SecretDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.SECRET,
+      RuntimeDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.RUNTIME,
+      ExtensionConfigDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.EXTENSION_CONFIG);
+
+  private XdsServices() {}
+
+  public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool) {
+    List<ServerServiceDefinition> defs = new ArrayList<>();
+    defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool));
+    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool)));
+    return defs;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
+      DiscoveryHub hub, Clock clock, Executor pool) {
+    ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(sd);
+    for (MethodDescriptor<?, ?> m : sd.getMethods()) {
+      String method = m.getBareMethodName();
+      if (method.startsWith("Stream")) {
+        MethodDescriptor<DiscoveryRequest, DiscoveryResponse> md =
+            (MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m;
+        b.addMethod(md, ServerCalls.asyncBidiStreamingCall(responses -> {
+          return new SotwStreamHandler(hub, type, clock, responses, new SerialExecutor(pool),
+              m.getFullMethodName());
+        }));
+      } else {
+        b.addMethod((MethodDescriptor<Object, Object>) m, unimplemented(m));
+      }
+    }
+    return b.build();
+  }
+
+  private static ServerCallHandler<Object, Object> unimplemented(MethodDescriptor<?, ?> m) {
+    String why = m.getFullMethodName() + " is not served by this Meridian version";
+    return switch (m.getType()) {
+      case UNARY -> ServerCalls.asyncUnaryCall((req, obs) ->
+          obs.onError(Status.UNIMPLEMENTED.withDescription(why).asRuntimeException()));
+      default -> ServerCalls.asyncBidiStreamingCall(obs -> {
+        obs.onError(Status.UNIMPLEMENTED.withDescription(why).asRuntimeException());
+        return new io.grpc.stub.StreamObserver<>() {
+          @Override public void onNext(Object value) {}
+          @Override public void onError(Throwable t) {}
+          @Override public void onCompleted() {}
+        };
+      });
+    };
+  }
+}
