@@ -1,0 +1,113 @@
+package dev.meridian.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A scripted client on one SotW stream (ADS or per-type) that drives the pure core and records what
+ * it would have received. Acts like a real client: it remembers nonces and versions per type.
+ */
+final class SotwPeer {
+  final boolean ads;
+  final SotwStream stream;
+  ServedConfig config;
+  final List<Outcome> outcomes = new ArrayList<>();
+  private final Map<ResourceType, DiscoveryResponse> lastResponse = new java.util.EnumMap<>(ResourceType.class);
+  private final Map<ResourceType, String> acceptedVersion = new java.util.EnumMap<>(ResourceType.class);
+  private boolean sentNode;
+  String nodeId = "node-1";
+
+  SotwPeer(boolean ads, ResourceType perType, ServedConfig config) {
+    this.ads = ads;
+    Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+    this.stream = ads ? SotwStream.ads(clock) : SotwStream.perType(perType, clock);
+    this.config = config;
+  }
+
+  /** Sends a request as a client would: type URL on ADS, node on the first request. */
+  List<Outcome> send(DiscoveryRequest.Builder req) {
+    if (!ads && req.getTypeUrl().length() > 0) {
+      req.clearTypeUrl(); // per-type services infer it
+    }
+    if (!sentNode) {
+      req.setNode(Fixtures.node(nodeId));
+      sentNode = true;
+    }
+    return record(stream.onRequest(req.build(), config));
+  }
+
+  /** Subscribes (or re-subscribes) to names, carrying the current version and nonce of the type. */
+  List<Outcome> subscribe(ResourceType type, String... names) {
+    DiscoveryRequest.Builder b = Fixtures.request(type, names)
+        .setVersionInfo(acceptedVersion.getOrDefault(type, ""));
+    DiscoveryResponse last = lastResponse.get(type);
+    if (last != null) {
+      b.setResponseNonce(last.getNonce());
+    }
+    return send(b);
+  }
+
+  /** ACKs the last response of the type with the given subscription. */
+  List<Outcome> ack(ResourceType type, String... names) {
+    DiscoveryResponse last = lastResponse.get(type);
+    acceptedVersion.put(type, last.getVersionInfo());
+    return send(Fixtures.request(type, names).setVersionInfo(last.getVersionInfo())
+        .setResponseNonce(last.getNonce()));
+  }
+
+  List<Outcome> nack(ResourceType type, String message, String... names) {
+    DiscoveryResponse last = lastResponse.get(type);
+    return send(Fixtures.request(type, names)
+        .setVersionInfo(acceptedVersion.getOrDefault(type, ""))
+        .setResponseNonce(last.getNonce())
+        .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(3).setMessage(message)));
+  }
+
+  List<Outcome> reload(ServedConfig next) {
+    Map<String, Map<ResourceType, Set<String>>> changes = new java.util.HashMap<>();
+    for (String g : next.groupNames()) {
+      changes.put(g, next.snapshot(g).changedSince(config.snapshot(g)));
+    }
+    config = next;
+    return record(stream.onConfig(next, changes));
+  }
+
+  private List<Outcome> record(List<Outcome> out) {
+    outcomes.addAll(out);
+    for (Outcome o : out) {
+      if (o instanceof Outcome.Send s) {
+        lastResponse.put(s.type(), (DiscoveryResponse) s.response());
+      }
+    }
+    return out;
+  }
+
+  static List<DiscoveryResponse> responses(List<Outcome> out) {
+    List<DiscoveryResponse> list = new ArrayList<>();
+    for (Outcome o : out) {
+      if (o instanceof Outcome.Send s) {
+        list.add((DiscoveryResponse) s.response());
+      }
+    }
+    return list;
+  }
+
+  static DiscoveryResponse single(List<Outcome> out) {
+    List<DiscoveryResponse> r = responses(out);
+    assertThat(r).as("exactly one response in %s", out).hasSize(1);
+    return r.get(0);
+  }
+
+  DiscoveryResponse last(ResourceType type) {
+    return lastResponse.get(type);
+  }
+}
