@@ -1,0 +1,38 @@
+package dev.meridian.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ServeCommandTest {
+  @TempDir Path dir;
+
+  @Test
+  void invalidConfigMakesServeExitNonZeroWithTheProblem() throws Exception {
+    Path bad = dir.resolve("bad.yaml");
+    Files.writeString(bad, "resources:\n  - { \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster }\n");
+    PrintStream err = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(captured, true));
+    int code;
+    try {
+      code = Main.run("serve", "--config", bad.toString(), "--xds-port", "0", "--http-port", "0",
+          "--bind", "127.0.0.1");
+    } finally {
+      System.setErr(err);
+    }
+    assertThat(code).isEqualTo(2);
+    assertThat(captured.toString()).contains("invalid config").contains("bad.yaml:2")
+        .contains("missing 'name'");
+  }
+
+  @Test
+  void missingConfigFlagIsAUsageError() {
+    assertThat(Main.run("serve")).isEqualTo(2);
+  }
+}
