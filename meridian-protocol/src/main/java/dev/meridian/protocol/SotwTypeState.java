@@ -16,25 +16,20 @@ import java.util.TreeMap;
  * State-of-the-World state of one resource type on one stream. Not thread-safe: the owning stream
  * mutates it on its own serial executor.
  */
-final class SotwTypeState {
-  final ResourceType type;
-  final Subscription subscription = new Subscription();
+final class SotwTypeState extends TypeState {
   /** name → version of what this client was last sent (or proved to hold on reconnect). */
   private final Map<String, String> sent = new HashMap<>();
-  private boolean started;
   private String sentVersionInfo = "";
-  private String lastNonce; // most recent nonce sent for this type; older ones are stale
-  private boolean awaitingAck;
-  private String ackedVersion = "";
-  private Nack lastNack;
-  /** Names changed by config updates while a response was un-ACKed; null with dirtyAll. */
-  private final Set<String> dirty = new HashSet<>();
-  private boolean dirtyAll;
   /** A full-state type owes the client a response even if nothing changed (first request, new names). */
   private boolean owesResponse;
 
   SotwTypeState(ResourceType type) {
-    this.type = type;
+    super(type);
+  }
+
+  @Override
+  boolean owesResponse() {
+    return owesResponse;
   }
 
   /** A request for this type. {@code nonceSupplier} mints the nonce of any response sent. */
@@ -49,20 +44,9 @@ final class SotwTypeState {
     }
     boolean first = !started;
     started = true;
-    if (!nonce.isEmpty() && awaitingAck) {
-      awaitingAck = false;
-      // Spec "ACK and NACK semantics summary": only a NACK populates error_detail.
-      if (req.hasErrorDetail()) {
-        lastNack = new Nack(nodeId, type, sentVersionInfo, req.getVersionInfo(), nonce,
-            req.getErrorDetail().getCode(), Nack.bound(req.getErrorDetail().getMessage()),
-            clock.instant());
-        out.add(new Outcome.Nacked(lastNack));
-        // The rejected resources stay in `sent`: a NACKed version is never resent, only a new one.
-      } else {
-        ackedVersion = req.getVersionInfo();
-        out.add(new Outcome.Ack(type, ackedVersion, nonce));
-      }
-    }
+    // A NACK leaves the rejected resources in `sent`: a NACKed version is never resent.
+    settle(nonce, req.hasErrorDetail(), req.getErrorDetail(), req.getVersionInfo(), sentVersionInfo,
+        nodeId, clock, out);
     Subscription.Change change = subscription.replace(req.getResourceNamesList());
     // Spec "How the client specifies what resources to return": newly requested names are resent
     // even if sent before; dropped names are forgotten so that a later re-request resends them.
@@ -97,33 +81,12 @@ final class SotwTypeState {
     } else if (!change.isEmpty()) {
       dirtyAll = true;
     }
-    if (!awaitingAck) {
-      respond(snapshot, nonceSupplier, out);
-    }
+    respondIfIdle(snapshot, nonceSupplier, out);
   }
 
-  /** The config changed; {@code changed} names differ (null: anything may have). */
-  void onSnapshot(TypeSnapshot snapshot, Collection<String> changed,
-      java.util.function.Supplier<String> nonceSupplier, List<Outcome> out) {
-    if (!started) {
-      return;
-    }
-    if (changed == null) {
-      dirtyAll = true;
-    } else {
-      dirty.addAll(changed);
-    }
-    // Flow control: at most one un-ACKed response per type; changes meanwhile coalesce into state.
-    if (!awaitingAck) {
-      respond(snapshot, nonceSupplier, out);
-    }
-  }
-
-  private void respond(TypeSnapshot snapshot, java.util.function.Supplier<String> nonceSupplier,
+  @Override
+  void respond(TypeSnapshot snapshot, java.util.function.Supplier<String> nonceSupplier,
       List<Outcome> out) {
-    if (!dirtyAll && dirty.isEmpty() && !owesResponse) {
-      return;
-    }
     List<Any> resources = new ArrayList<>();
     if (type.fullStateInSotw()) {
       // Spec "Grouping Resources into Responses": the complete subscribed state, every time.
@@ -165,21 +128,14 @@ final class SotwTypeState {
       }
     }
     owesResponse = false;
-    String nonce = nonceSupplier.get();
+    String nonce = mint(nonceSupplier);
     sentVersionInfo = Versions.ofView(new TreeMap<>(sent));
-    lastNonce = nonce;
-    awaitingAck = true;
     out.add(new Outcome.Send(type, DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo)
         .setTypeUrl(type.typeUrl())
         .setNonce(nonce)
         .addAllResources(resources)
         .build()));
-  }
-
-  private void clearDirty() {
-    dirty.clear();
-    dirtyAll = false;
   }
 
   /** Everything that could need sending: every subscribed name and every name sent before. */
@@ -222,27 +178,13 @@ final class SotwTypeState {
 
   // --- read-only views for status reporting ---
 
-  boolean started() {
-    return started;
-  }
-
-  String sentVersionInfo() {
+  @Override
+  String sentVersion() {
     return sentVersionInfo;
   }
 
-  String ackedVersion() {
-    return ackedVersion;
-  }
-
-  Nack lastNack() {
-    return lastNack;
-  }
-
-  String pendingNonce() {
-    return awaitingAck ? lastNonce : null;
-  }
-
-  Map<String, String> sentVersions() {
+  @Override
+  Map<String, String> resourceVersions() {
     return Map.copyOf(sent);
   }
 }

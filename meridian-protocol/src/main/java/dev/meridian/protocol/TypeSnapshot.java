@@ -2,6 +2,7 @@ package dev.meridian.protocol;
 
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
@@ -13,9 +14,17 @@ public final class TypeSnapshot {
 
   private final SortedMap<String, XdsResource> resources;
   private final String version;
+  private final Map<String, XdsResource> byAlias;
 
   private TypeSnapshot(SortedMap<String, XdsResource> resources) {
     this.resources = Collections.unmodifiableSortedMap(resources);
+    Map<String, XdsResource> aliases = new java.util.HashMap<>();
+    for (XdsResource r : resources.values()) {
+      for (String a : r.aliases()) {
+        aliases.putIfAbsent(a, r);
+      }
+    }
+    this.byAlias = aliases.isEmpty() ? Map.of() : aliases;
     TreeMap<String, String> versions = new TreeMap<>();
     resources.forEach((n, r) -> versions.put(n, r.version()));
     this.version = Versions.ofView(versions);
@@ -37,6 +46,12 @@ public final class TypeSnapshot {
 
   public XdsResource get(String name) {
     return resources.get(name);
+  }
+
+  /** By name, or else by alias (VHDS subscribes virtual hosts by alias). */
+  public XdsResource resolve(String nameOrAlias) {
+    XdsResource r = resources.get(nameOrAlias);
+    return r != null ? r : byAlias.get(nameOrAlias);
   }
 
   public SortedMap<String, XdsResource> resources() {
@@ -67,6 +82,17 @@ public final class TypeSnapshot {
     for (String name : older.resources.keySet()) {
       if (!resources.containsKey(name)) {
         changed.add(name);
+      }
+    }
+    if (!byAlias.isEmpty() || !older.byAlias.isEmpty()) {
+      // Clients may subscribe by alias (VHDS): a change is also a change of its aliases.
+      for (String name : Set.copyOf(changed)) {
+        for (TypeSnapshot s : List.of(this, older)) {
+          XdsResource r = s.resources.get(name);
+          if (r != null) {
+            changed.addAll(r.aliases());
+          }
+        }
       }
     }
     return changed;

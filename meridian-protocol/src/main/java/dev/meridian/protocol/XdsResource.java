@@ -5,6 +5,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Duration;
 import com.google.protobuf.Message;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
@@ -45,7 +46,24 @@ public final class XdsResource {
     Any any = Any.newBuilder().setTypeUrl(type.typeUrl()).setValue(bytes).build();
     // The TTL is part of what the client receives (spec "TTL"), so a TTL change is a new version.
     String version = Versions.ofBytes(ttl == null ? bytes : bytes.concat(ttl.toByteString()));
-    return new XdsResource(type, type.nameOf(message), message, any, version, ttl, aliases);
+    String name = type.nameOf(message);
+    if (aliases.isEmpty() && type == ResourceType.VIRTUAL_HOST) {
+      aliases = vhdsAliases(name, (io.envoyproxy.envoy.config.route.v3.VirtualHost) message);
+    }
+    return new XdsResource(type, name, message, any, version, ttl, aliases);
+  }
+
+  /**
+   * VHDS names a virtual host {@code <route config name>/<virtual host name>} and clients subscribe
+   * by the alias {@code <route config name>/<domain>}: one alias per domain.
+   */
+  private static List<String> vhdsAliases(String name, io.envoyproxy.envoy.config.route.v3.VirtualHost vh) {
+    int slash = name.lastIndexOf('/');
+    if (slash <= 0) {
+      return List.of();
+    }
+    String routeConfig = name.substring(0, slash);
+    return vh.getDomainsList().stream().map(d -> routeConfig + "/" + d).toList();
   }
 
   public static XdsResource of(ResourceType type, Message message) {
@@ -92,6 +110,25 @@ public final class XdsResource {
 
   public List<String> aliases() {
     return aliases;
+  }
+
+  private volatile Resource deltaResource;
+
+  /**
+   * The resource as Incremental xDS (and TTL-wrapped SotW) carries it: name, version, aliases,
+   * TTL and the shared {@link Any}. Built once; the body's bytes are not re-encoded.
+   */
+  public Resource wrapped() {
+    Resource r = deltaResource;
+    if (r == null) {
+      Resource.Builder b = Resource.newBuilder().setName(name).setVersion(version).setResource(any)
+          .addAllAliases(aliases);
+      if (ttl != null) {
+        b.setTtl(ttl);
+      }
+      deltaResource = r = b.build();
+    }
+    return r;
   }
 
   @Override

@@ -1,8 +1,12 @@
 package dev.meridian.server;
 
+import dev.meridian.protocol.DeltaStream;
 import dev.meridian.protocol.ResourceType;
+import dev.meridian.protocol.SotwStream;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.endpoint.v3.EndpointDiscoveryServiceGrpc;
@@ -27,7 +31,8 @@ import java.util.concurrent.Executor;
 
 /**
  * The v3 discovery services, bound from the generated service descriptors: every Stream* method to
- * the State-of-the-World core; methods of variants not yet served answer UNIMPLEMENTED.
+ * the State-of-the-World core, every Delta* method to the Incremental core; the unary Fetch* methods
+ * answer UNIMPLEMENTED.
  */
 public final class XdsServices {
   private static final Map<ServiceDescriptor, ResourceType> PER_TYPE = Map.of(
@@ -57,12 +62,15 @@ public final class XdsServices {
     for (MethodDescriptor<?, ?> m : sd.getMethods()) {
       String method = m.getBareMethodName();
       if (method.startsWith("Stream")) {
-        MethodDescriptor<DiscoveryRequest, DiscoveryResponse> md =
-            (MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m;
-        b.addMethod(md, ServerCalls.asyncBidiStreamingCall(responses -> {
-          return new SotwStreamHandler(hub, type, clock, responses, new SerialExecutor(pool),
-              m.getFullMethodName());
-        }));
+        b.addMethod((MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m,
+            ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
+                type == null ? SotwStream.ads(clock) : SotwStream.perType(type, clock), responses,
+                new SerialExecutor(pool), m.getFullMethodName())));
+      } else if (method.startsWith("Delta")) {
+        b.addMethod((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m,
+            ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
+                type == null ? DeltaStream.ads(clock) : DeltaStream.perType(type, clock), responses,
+                new SerialExecutor(pool), m.getFullMethodName())));
       } else {
         b.addMethod((MethodDescriptor<Object, Object>) m, unimplemented(m));
       }

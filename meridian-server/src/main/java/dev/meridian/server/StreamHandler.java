@@ -1,41 +1,42 @@
 package dev.meridian.server;
 
+import com.google.protobuf.Message;
 import dev.meridian.protocol.Outcome;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
-import dev.meridian.protocol.SotwStream;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
-import io.grpc.Status;
+import dev.meridian.protocol.XdsStream;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
-import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Adapts one gRPC SotW stream to the protocol core. Everything runs on the stream's serial executor;
- * this class only carries out {@link Outcome}s.
+ * Adapts one gRPC xDS stream (SotW or Delta, ADS or per-type) to the protocol core. Everything runs
+ * on the stream's serial executor; this class only carries out {@link Outcome}s.
+ *
+ * @param <Q> request message
+ * @param <R> response message
  */
-final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, DiscoveryHub.Listener {
+final class StreamHandler<Q extends Message, R extends Message>
+    implements StreamObserver<Q>, DiscoveryHub.Listener {
   private static final System.Logger LOG = System.getLogger("dev.meridian.server.xds");
 
   private final DiscoveryHub hub;
-  private final SotwStream stream;
-  private final ServerCallStreamObserver<DiscoveryResponse> responses;
+  private final XdsStream<Q, ?> stream;
+  private final ServerCallStreamObserver<R> responses;
   private final SerialExecutor executor;
   private final String description;
   /** Responses waiting for the transport to be ready; at most one per type (flow control). */
-  private final ArrayDeque<DiscoveryResponse> backlog = new ArrayDeque<>();
+  private final ArrayDeque<R> backlog = new ArrayDeque<>();
   private boolean done;
 
-  SotwStreamHandler(DiscoveryHub hub, ResourceType serviceType, Clock clock,
-      StreamObserver<DiscoveryResponse> responses, SerialExecutor executor, String description) {
+  StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
+      SerialExecutor executor, String description) {
     this.hub = hub;
-    this.stream = serviceType == null ? SotwStream.ads(clock) : SotwStream.perType(serviceType, clock);
-    this.responses = (ServerCallStreamObserver<DiscoveryResponse>) responses;
+    this.stream = stream;
+    this.responses = (ServerCallStreamObserver<R>) responses;
     this.executor = executor;
     this.description = description;
     this.responses.setOnReadyHandler(() -> executor.execute(this::flush));
@@ -44,7 +45,7 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
   }
 
   @Override
-  public void onNext(DiscoveryRequest request) {
+  public void onNext(Q request) {
     executor.execute(() -> {
       if (!done) {
         apply(stream.onRequest(request, hub.current()));
@@ -76,10 +77,11 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
     });
   }
 
+  @SuppressWarnings("unchecked")
   private void apply(List<Outcome> outcomes) {
     for (Outcome o : outcomes) {
       if (o instanceof Outcome.Send s) {
-        backlog.add((DiscoveryResponse) s.response());
+        backlog.add((R) s.response());
         flush();
       } else if (o instanceof Outcome.Nacked n) {
         LOG.log(System.Logger.Level.WARNING,
@@ -116,7 +118,7 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
     }
   }
 
-  SotwStream stream() {
+  XdsStream<Q, ?> stream() {
     return stream;
   }
 }

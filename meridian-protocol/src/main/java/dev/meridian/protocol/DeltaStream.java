@@ -1,0 +1,47 @@
+package dev.meridian.protocol;
+
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import java.time.Clock;
+import java.util.List;
+
+/** An Incremental (Delta) stream: Delta ADS or one per-type Delta service. */
+public final class DeltaStream extends XdsStream<DeltaDiscoveryRequest, DeltaTypeState> {
+  private DeltaStream(ResourceType serviceType, Clock clock) {
+    super(serviceType, clock);
+  }
+
+  public static DeltaStream ads(Clock clock) {
+    return new DeltaStream(null, clock);
+  }
+
+  public static DeltaStream perType(ResourceType type, Clock clock) {
+    return new DeltaStream(type, clock);
+  }
+
+  @Override
+  String typeUrlOf(DeltaDiscoveryRequest request) {
+    return request.getTypeUrl();
+  }
+
+  @Override
+  Node nodeOf(DeltaDiscoveryRequest request) {
+    return request.hasNode() ? request.getNode() : null;
+  }
+
+  @Override
+  DeltaTypeState newState(ResourceType type) {
+    return new DeltaTypeState(type);
+  }
+
+  @Override
+  void handle(DeltaTypeState state, DeltaDiscoveryRequest request, TypeSnapshot snapshot,
+      List<Outcome> out) {
+    state.onRequest(request, snapshot, nodeId(), this::nextNonce, clock, out);
+  }
+
+  @Override
+  String variantName() {
+    return "Delta";
+  }
+}

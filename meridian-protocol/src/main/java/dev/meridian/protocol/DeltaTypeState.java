@@ -1,0 +1,175 @@
+package dev.meridian.protocol;
+
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Incremental (Delta) state of one resource type on one stream: what the client holds, resource by
+ * resource, so that only changes are sent. Keys are the names (or, for VHDS, aliases) the client
+ * subscribed by. Not thread-safe: the owning stream uses it from one serial executor.
+ */
+final class DeltaTypeState extends TypeState {
+  /** Held version meaning "the client was told this does not exist". */
+  private static final String ABSENT = "";
+
+  /** key → version the client holds (from responses and initial_resource_versions). */
+  private final Map<String, String> held = new HashMap<>();
+  /** Keys the client must hear about even if nothing changed (wildcard-unsubscribe rule). */
+  private final Set<String> mustAnswer = new HashSet<>();
+  /** What the response in flight sets: key → version (ABSENT for removals). */
+  private Map<String, String> inFlight = Map.of();
+  /** key → version the client ACKed. */
+  private final Map<String, String> acked = new HashMap<>();
+  private String systemVersion = "";
+
+  DeltaTypeState(ResourceType type) {
+    super(type);
+  }
+
+  void onRequest(DeltaDiscoveryRequest req, TypeSnapshot snapshot, String nodeId,
+      Supplier<String> nonces, Clock clock, List<Outcome> out) {
+    boolean first = !started;
+    started = true;
+    String nonce = req.getResponseNonce();
+    // Spec "Incremental xDS": ACK/NACK are paired to a response by response_nonce. A request with an
+    // unknown or stale nonce is not an ACK, but its subscription changes still count.
+    if (!settle(nonce, req.hasErrorDetail(), req.getErrorDetail(), "", systemVersion, nodeId,
+        clock, out) && !nonce.isEmpty()) {
+      out.add(new Outcome.Ignored(type, "nonce " + nonce + " answers no response in flight"
+          + " (latest " + lastNonce + "); subscription changes applied"));
+    }
+    if (first) {
+      // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
+      held.putAll(req.getInitialResourceVersionsMap());
+      dirtyAll = true;
+    }
+    Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),
+        req.getResourceNamesUnsubscribeList());
+    // Spec "Subscribing to Resources": names the client already holds must still be sent.
+    for (String n : req.getResourceNamesSubscribeList()) {
+      // ...except on a reconnect, where the client's initial_resource_versions say what it holds.
+      if (!n.equals(Subscription.WILDCARD)
+          && !(first && req.getInitialResourceVersionsMap().containsKey(n))) {
+        held.remove(n);
+        dirty.add(n);
+      }
+    }
+    for (String n : change.removed()) {
+      held.remove(n);
+      acked.remove(n);
+      if (subscription.isWildcard()) {
+        // Spec: a wildcard client that drops a specific name cannot tell whether the wildcard
+        // still covers it; answer with the resource or with its removal.
+        mustAnswer.add(n);
+        dirty.add(n);
+      }
+    }
+    if (change.wildcardAdded()) {
+      dirtyAll = true;
+    }
+    if (change.wildcardRemoved()) {
+      // The client drops what only the wildcard gave it; forget it so that a resubscribe resends.
+      held.keySet().removeIf(k -> !subscription.isExplicit(k));
+    }
+    respondIfIdle(snapshot, nonces, out);
+  }
+
+  @Override
+  void onAck() {
+    inFlight.forEach((k, v) -> {
+      if (v.equals(ABSENT)) {
+        acked.remove(k);
+      } else {
+        acked.put(k, v);
+      }
+    });
+    inFlight = Map.of();
+  }
+
+  @Override
+  void onNack() {
+    // `held` keeps the rejected versions: they are not resent until they change.
+    inFlight = Map.of();
+  }
+
+  @Override
+  void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
+    Set<String> candidates = new LinkedHashSet<>();
+    if (dirtyAll) {
+      candidates.addAll(held.keySet());
+      candidates.addAll(subscription.names());
+      if (subscription.isWildcard()) {
+        candidates.addAll(snapshot.resources().keySet());
+      }
+    }
+    candidates.addAll(dirty);
+    clearDirty();
+    Map<String, Resource> resources = new LinkedHashMap<>();
+    Set<String> removed = new LinkedHashSet<>();
+    Map<String, String> sets = new HashMap<>();
+    for (String key : candidates) {
+      boolean explicit = subscription.isExplicit(key);
+      XdsResource r = explicit ? snapshot.resolve(key)
+          : subscription.isWildcard() ? snapshot.get(key) : null;
+      String holds = held.get(key);
+      boolean answer = mustAnswer.remove(key);
+      if (r != null) {
+        if (!r.version().equals(holds)) {
+          resources.putIfAbsent(r.name(), r.wrapped()); // one entry per name, aliases included
+          held.put(key, r.version());
+          sets.put(key, r.version());
+        }
+      } else if (explicit) {
+        // Spec "Knowing When a Requested Resource Does Not Exist": say so promptly, once.
+        if (!ABSENT.equals(holds)) {
+          if (type == ResourceType.VIRTUAL_HOST) {
+            // An unresolvable VHDS alias is answered with a body-less Resource naming the alias.
+            resources.putIfAbsent(key, Resource.newBuilder().setName(key).addAliases(key).build());
+          } else {
+            removed.add(key);
+          }
+          held.put(key, ABSENT);
+          sets.put(key, ABSENT);
+        }
+      } else if ((holds != null && !holds.equals(ABSENT)) || answer) {
+        // Deleted, or no longer covered: every stream that had it is told.
+        removed.add(key);
+        held.remove(key);
+        sets.put(key, ABSENT);
+      }
+    }
+    removed.removeAll(resources.keySet()); // never a name in both lists
+    if (resources.isEmpty() && removed.isEmpty()) {
+      return;
+    }
+    systemVersion = snapshot.version();
+    inFlight = sets;
+    out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
+        .setSystemVersionInfo(systemVersion)
+        .setTypeUrl(type.typeUrl())
+        .setNonce(mint(nonces))
+        .addAllResources(resources.values())
+        .addAllRemovedResources(removed)
+        .build()));
+  }
+
+  @Override
+  String sentVersion() {
+    return systemVersion;
+  }
+
+  @Override
+  Map<String, String> resourceVersions() {
+    return Map.copyOf(acked);
+  }
+}

@@ -1,0 +1,112 @@
+package dev.meridian.protocol;
+
+import com.google.rpc.Status;
+import java.time.Clock;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The rules shared by every variant for one resource type on one stream: the subscription, nonces,
+ * ACK/NACK, flow control and change tracking. SotW and Delta are thin policies over it that decide
+ * what a response holds. Not thread-safe: the owning stream uses it from one serial executor.
+ */
+abstract class TypeState {
+  final ResourceType type;
+  final Subscription subscription = new Subscription();
+  boolean started;
+  String lastNonce; // most recent nonce sent for this type
+  boolean awaitingAck;
+  String ackedVersion = "";
+  Nack lastNack;
+  /** Names changed (by config or subscription) since the last response; all with dirtyAll. */
+  final Set<String> dirty = new HashSet<>();
+  boolean dirtyAll;
+
+  TypeState(ResourceType type) {
+    this.type = type;
+  }
+
+  /**
+   * Settles the in-flight response if {@code nonce} answers it. Spec "ACK and NACK semantics
+   * summary": a NACK is told apart by error_detail. Returns true if the request answered the
+   * response in flight.
+   */
+  boolean settle(String nonce, boolean hasError, Status error, String clientVersion,
+      String sentVersion, String nodeId, Clock clock, List<Outcome> out) {
+    if (nonce.isEmpty() || !awaitingAck || !nonce.equals(lastNonce)) {
+      return false;
+    }
+    awaitingAck = false;
+    if (hasError) {
+      lastNack = new Nack(nodeId, type, sentVersion, clientVersion, nonce, error.getCode(),
+          Nack.bound(error.getMessage()), clock.instant());
+      out.add(new Outcome.Nacked(lastNack));
+      onNack();
+    } else {
+      ackedVersion = sentVersion;
+      out.add(new Outcome.Ack(type, sentVersion, nonce));
+      onAck();
+    }
+    return true;
+  }
+
+  /** The client accepted the response in flight. */
+  void onAck() {}
+
+  /** The client rejected the response in flight; what was sent stays recorded, so it is not resent. */
+  void onNack() {}
+
+  /** The config changed; {@code changed} names differ (null: anything may have). */
+  final void onSnapshot(TypeSnapshot snapshot, Set<String> changed, Supplier<String> nonces,
+      List<Outcome> out) {
+    if (!started) {
+      return;
+    }
+    if (changed == null) {
+      dirtyAll = true;
+    } else {
+      dirty.addAll(changed);
+    }
+    respondIfIdle(snapshot, nonces, out);
+  }
+
+  /** DESIGN "Flow control": at most one un-ACKed response per type; meanwhile changes coalesce. */
+  final void respondIfIdle(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
+    if (!awaitingAck && (dirtyAll || !dirty.isEmpty() || owesResponse())) {
+      respond(snapshot, nonces, out);
+    }
+  }
+
+  /** Whether a response is due even without changes (e.g. a full-state type's first answer). */
+  boolean owesResponse() {
+    return false;
+  }
+
+  /** Builds and emits the response, if there is anything to say. Clears the dirty state. */
+  abstract void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out);
+
+  /** Marks a response as sent under a fresh nonce. */
+  final String mint(Supplier<String> nonces) {
+    String nonce = nonces.get();
+    lastNonce = nonce;
+    awaitingAck = true;
+    return nonce;
+  }
+
+  final void clearDirty() {
+    dirty.clear();
+    dirtyAll = false;
+  }
+
+  /** The last version_info / system_version_info sent. */
+  abstract String sentVersion();
+
+  /** Per resource, what the client was sent or holds. */
+  abstract java.util.Map<String, String> resourceVersions();
+
+  String pendingNonce() {
+    return awaitingAck ? lastNonce : null;
+  }
+}
