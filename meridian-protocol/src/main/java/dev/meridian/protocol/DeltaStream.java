@@ -31,13 +31,13 @@ public final class DeltaStream extends XdsStream<DeltaDiscoveryRequest, DeltaTyp
 
   @Override
   DeltaTypeState newState(ResourceType type) {
-    return new DeltaTypeState(type);
+    return new DeltaTypeState(type, features(), clock);
   }
 
   @Override
   void handle(DeltaTypeState state, DeltaDiscoveryRequest request, TypeSnapshot snapshot,
       List<Outcome> out) {
-    state.onRequest(request, snapshot, nodeId(), this::nextNonce, clock, out);
+    state.onRequest(request, snapshot, nodeId(), this::nextNonce, out);
   }
 
   @Override

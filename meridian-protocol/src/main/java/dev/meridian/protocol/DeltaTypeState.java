@@ -32,19 +32,41 @@ final class DeltaTypeState extends TypeState {
   private final Map<String, String> acked = new HashMap<>();
   private String systemVersion = "";
 
-  DeltaTypeState(ResourceType type) {
-    super(type);
+  DeltaTypeState(ResourceType type, ClientFeatures features, Clock clock) {
+    super(type, features, clock);
+  }
+
+  @Override
+  boolean ttlEnabled() {
+    return features.resourceTtl();
+  }
+
+  @Override
+  Map<String, String> clientHolds() {
+    return held;
+  }
+
+  @Override
+  void heartbeat(List<XdsResource> due, Supplier<String> nonces, List<Outcome> out) {
+    DeltaDiscoveryResponse.Builder b = DeltaDiscoveryResponse.newBuilder()
+        .setSystemVersionInfo(systemVersion)
+        .setTypeUrl(type.typeUrl());
+    for (XdsResource r : due) {
+      b.addResources(r.heartbeat());
+    }
+    inFlight = Map.of();
+    out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
   }
 
   void onRequest(DeltaDiscoveryRequest req, TypeSnapshot snapshot, String nodeId,
-      Supplier<String> nonces, Clock clock, List<Outcome> out) {
+      Supplier<String> nonces, List<Outcome> out) {
     boolean first = !started;
     started = true;
     String nonce = req.getResponseNonce();
     // Spec "Incremental xDS": ACK/NACK are paired to a response by response_nonce. A request with an
     // unknown or stale nonce is not an ACK, but its subscription changes still count.
     if (!settle(nonce, req.hasErrorDetail(), req.getErrorDetail(), "", systemVersion, nodeId,
-        clock, out) && !nonce.isEmpty()) {
+        out) && !nonce.isEmpty()) {
       out.add(new Outcome.Ignored(type, "nonce " + nonce + " answers no response in flight"
           + " (latest " + lastNonce + "); subscription changes applied"));
     }
@@ -115,6 +137,7 @@ final class DeltaTypeState extends TypeState {
     candidates.addAll(dirty);
     clearDirty();
     Map<String, Resource> resources = new LinkedHashMap<>();
+    List<XdsResource> bodies = new java.util.ArrayList<>();
     Set<String> removed = new LinkedHashSet<>();
     Map<String, String> sets = new HashMap<>();
     for (String key : candidates) {
@@ -125,7 +148,10 @@ final class DeltaTypeState extends TypeState {
       boolean answer = mustAnswer.remove(key);
       if (r != null) {
         if (!r.version().equals(holds)) {
-          resources.putIfAbsent(r.name(), r.wrapped()); // one entry per name, aliases included
+          // One entry per name, aliases included; the TTL only for clients that support it.
+          if (resources.putIfAbsent(r.name(), r.wrapped(features.resourceTtl())) == null) {
+            bodies.add(r);
+          }
           held.put(key, r.version());
           sets.put(key, r.version());
         }
@@ -154,6 +180,7 @@ final class DeltaTypeState extends TypeState {
     }
     systemVersion = snapshot.version();
     inFlight = sets;
+    sentNow(bodies);
     out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)
         .setTypeUrl(type.typeUrl())

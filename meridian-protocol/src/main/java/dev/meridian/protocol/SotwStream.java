@@ -31,7 +31,7 @@ public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState>
 
   @Override
   SotwTypeState newState(ResourceType type) {
-    return new SotwTypeState(type);
+    return new SotwTypeState(type, features(), clock);
   }
 
   @Override
@@ -42,7 +42,7 @@ public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState>
   @Override
   void handle(SotwTypeState state, DiscoveryRequest request, TypeSnapshot snapshot,
       List<Outcome> out) {
-    state.onRequest(request, snapshot, nodeId(), this::nextNonce, clock, out);
+    state.onRequest(request, snapshot, nodeId(), this::nextNonce, out);
   }
 
   @Override

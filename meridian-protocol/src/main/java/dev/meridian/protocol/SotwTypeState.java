@@ -23,8 +23,30 @@ final class SotwTypeState extends TypeState {
   /** A full-state type owes the client a response even if nothing changed (first request, new names). */
   private boolean owesResponse;
 
-  SotwTypeState(ResourceType type) {
-    super(type);
+  SotwTypeState(ResourceType type, ClientFeatures features, java.time.Clock clock) {
+    super(type, features, clock);
+  }
+
+  @Override
+  boolean ttlEnabled() {
+    return features.ttlInSotw();
+  }
+
+  @Override
+  Map<String, String> clientHolds() {
+    return sent;
+  }
+
+  @Override
+  void heartbeat(List<XdsResource> due, java.util.function.Supplier<String> nonces,
+      List<Outcome> out) {
+    DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
+        .setVersionInfo(sentVersionInfo) // a heartbeat is not an update: the version stays
+        .setTypeUrl(type.typeUrl());
+    for (XdsResource r : due) {
+      b.addResources(Any.pack(r.heartbeat()));
+    }
+    out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
   }
 
   @Override
@@ -34,8 +56,7 @@ final class SotwTypeState extends TypeState {
 
   /** A request for this type. {@code nonceSupplier} mints the nonce of any response sent. */
   void onRequest(DiscoveryRequest req, TypeSnapshot snapshot, String nodeId,
-      java.util.function.Supplier<String> nonceSupplier, java.time.Clock clock,
-      List<Outcome> out) {
+      java.util.function.Supplier<String> nonceSupplier, List<Outcome> out) {
     String nonce = req.getResponseNonce();
     // Spec "Resource updates": no response for a request with a stale nonce; it is superseded.
     if (!nonce.isEmpty() && !nonce.equals(lastNonce)) {
@@ -46,7 +67,7 @@ final class SotwTypeState extends TypeState {
     started = true;
     // A NACK leaves the rejected resources in `sent`: a NACKed version is never resent.
     settle(nonce, req.hasErrorDetail(), req.getErrorDetail(), req.getVersionInfo(), sentVersionInfo,
-        nodeId, clock, out);
+        nodeId, out);
     Subscription.Change change = subscription.replace(req.getResourceNamesList());
     // Spec "How the client specifies what resources to return": newly requested names are resent
     // even if sent before; dropped names are forgotten so that a later re-request resends them.
@@ -87,7 +108,7 @@ final class SotwTypeState extends TypeState {
   @Override
   void respond(TypeSnapshot snapshot, java.util.function.Supplier<String> nonceSupplier,
       List<Outcome> out) {
-    List<Any> resources = new ArrayList<>();
+    List<XdsResource> resources = new ArrayList<>();
     if (type.fullStateInSotw()) {
       // Spec "Grouping Resources into Responses": the complete subscribed state, every time.
       Map<String, XdsResource> view = view(snapshot);
@@ -107,7 +128,7 @@ final class SotwTypeState extends TypeState {
       sent.clear();
       view.forEach((n, r) -> {
         sent.put(n, r.version());
-        resources.add(r.any());
+        resources.add(r);
       });
     } else {
       Collection<String> candidates = dirtyAll ? candidates(snapshot) : new ArrayList<>(dirty);
@@ -120,7 +141,7 @@ final class SotwTypeState extends TypeState {
           sent.remove(n);
         } else if (!r.version().equals(sent.get(n))) {
           sent.put(n, r.version());
-          resources.add(r.any());
+          resources.add(r);
         }
       }
       if (resources.isEmpty()) {
@@ -130,12 +151,16 @@ final class SotwTypeState extends TypeState {
     owesResponse = false;
     String nonce = mint(nonceSupplier);
     sentVersionInfo = Versions.ofView(new TreeMap<>(sent));
-    out.add(new Outcome.Send(type, DiscoveryResponse.newBuilder()
+    boolean wrap = features.ttlInSotw();
+    DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo)
         .setTypeUrl(type.typeUrl())
-        .setNonce(nonce)
-        .addAllResources(resources)
-        .build()));
+        .setNonce(nonce);
+    for (XdsResource r : resources) {
+      b.addResources(r.sotwAny(wrap));
+    }
+    sentNow(resources);
+    out.add(new Outcome.Send(type, b.build()));
   }
 
   /** Everything that could need sending: every subscribed name and every name sent before. */

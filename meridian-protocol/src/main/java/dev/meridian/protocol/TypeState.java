@@ -14,7 +14,11 @@ import java.util.function.Supplier;
  */
 abstract class TypeState {
   final ResourceType type;
+  final ClientFeatures features;
+  final Clock clock;
   final Subscription subscription = new Subscription();
+  /** For resources with a TTL that the client was sent: when it last heard of each (spec "TTL"). */
+  final java.util.Map<String, java.time.Instant> ttlSentAt = new java.util.HashMap<>();
   boolean started;
   String lastNonce; // most recent nonce sent for this type
   boolean awaitingAck;
@@ -24,8 +28,10 @@ abstract class TypeState {
   final Set<String> dirty = new HashSet<>();
   boolean dirtyAll;
 
-  TypeState(ResourceType type) {
+  TypeState(ResourceType type, ClientFeatures features, Clock clock) {
     this.type = type;
+    this.features = features;
+    this.clock = clock;
   }
 
   /**
@@ -34,7 +40,7 @@ abstract class TypeState {
    * response in flight.
    */
   boolean settle(String nonce, boolean hasError, Status error, String clientVersion,
-      String sentVersion, String nodeId, Clock clock, List<Outcome> out) {
+      String sentVersion, String nodeId, List<Outcome> out) {
     if (nonce.isEmpty() || !awaitingAck || !nonce.equals(lastNonce)) {
       return false;
     }
@@ -86,6 +92,63 @@ abstract class TypeState {
 
   /** Builds and emits the response, if there is anything to say. Clears the dirty state. */
   abstract void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out);
+
+  /** Whether this client gets TTLs (and so heartbeats) on this variant. */
+  abstract boolean ttlEnabled();
+
+  /** Records that the client was just sent these resources: no heartbeat is due for a while. */
+  final void sentNow(Iterable<XdsResource> resources) {
+    if (!ttlEnabled()) {
+      return;
+    }
+    java.time.Instant now = clock.instant();
+    for (XdsResource r : resources) {
+      if (r.ttl() != null) {
+        ttlSentAt.put(r.name(), now);
+      } else {
+        ttlSentAt.remove(r.name());
+      }
+    }
+  }
+
+  /**
+   * Time passed: heartbeat the TTL resources the client holds whose interval is up (spec "TTL").
+   * Heartbeats are not updates: versions stay, and a resource just sent is skipped.
+   */
+  final void onTick(TypeSnapshot snapshot, HeartbeatPolicy policy, Supplier<String> nonces,
+      List<Outcome> out) {
+    if (!started || awaitingAck || ttlSentAt.isEmpty()) {
+      return;
+    }
+    java.time.Instant now = clock.instant();
+    java.util.Map<String, String> holds = clientHolds();
+    List<XdsResource> due = new java.util.ArrayList<>();
+    for (java.util.Iterator<java.util.Map.Entry<String, java.time.Instant>> it =
+        ttlSentAt.entrySet().iterator(); it.hasNext(); ) {
+      java.util.Map.Entry<String, java.time.Instant> e = it.next();
+      XdsResource r = snapshot.get(e.getKey());
+      String held = holds.get(e.getKey());
+      if (held == null && r != null && !r.aliases().isEmpty()) {
+        held = holds.containsValue(r.version()) ? r.version() : null; // held by alias (VHDS)
+      }
+      if (r == null || r.ttl() == null || !r.version().equals(held)) {
+        it.remove(); // gone, no TTL any more, or not what the client holds: nothing to keep alive
+      } else if (!now.isBefore(e.getValue().plus(policy.interval(r.ttl())))) {
+        due.add(r);
+        e.setValue(now);
+      }
+    }
+    if (!due.isEmpty()) {
+      due.sort(java.util.Comparator.comparing(XdsResource::name));
+      heartbeat(due, nonces, out);
+    }
+  }
+
+  /** What the client holds, key → version. */
+  abstract java.util.Map<String, String> clientHolds();
+
+  /** Emits one response that only refreshes the TTLs of {@code due}. */
+  abstract void heartbeat(List<XdsResource> due, Supplier<String> nonces, List<Outcome> out);
 
   /** Marks a response as sent under a fresh nonce. */
   final String mint(Supplier<String> nonces) {

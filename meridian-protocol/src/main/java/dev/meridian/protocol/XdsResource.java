@@ -113,6 +113,9 @@ public final class XdsResource {
   }
 
   private volatile Resource deltaResource;
+  private volatile Resource deltaResourceNoTtl;
+  private volatile Any sotwTtlAny;
+  private volatile Resource heartbeat;
 
   /**
    * The resource as Incremental xDS (and TTL-wrapped SotW) carries it: name, version, aliases,
@@ -129,6 +132,46 @@ public final class XdsResource {
       deltaResource = r = b.build();
     }
     return r;
+  }
+
+  /** {@link #wrapped()} for a client that does not support TTLs: the same, without the TTL. */
+  public Resource wrapped(boolean withTtl) {
+    if (withTtl || ttl == null) {
+      return wrapped();
+    }
+    Resource r = deltaResourceNoTtl;
+    if (r == null) {
+      deltaResourceNoTtl = r = wrapped().toBuilder().clearTtl().build();
+    }
+    return r;
+  }
+
+  /**
+   * What a SotW response carries: the plain resource, or (spec "TTL", for clients with the
+   * resource-in-SotW and TTL features) the resource wrapped in a {@link Resource} with its TTL.
+   */
+  public Any sotwAny(boolean wrapTtl) {
+    if (!wrapTtl || ttl == null) {
+      return any;
+    }
+    Any a = sotwTtlAny;
+    if (a == null) {
+      sotwTtlAny = a = Any.pack(wrapped());
+    }
+    return a;
+  }
+
+  /** Spec "TTL": a heartbeat is a Resource with name, current version and TTL, and no body. */
+  public Resource heartbeat() {
+    Resource h = heartbeat;
+    if (h == null) {
+      Resource.Builder b = Resource.newBuilder().setName(name).setVersion(version);
+      if (ttl != null) {
+        b.setTtl(ttl);
+      }
+      heartbeat = h = b.build();
+    }
+    return h;
   }
 
   @Override

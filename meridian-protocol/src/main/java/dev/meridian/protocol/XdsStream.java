@@ -25,7 +25,9 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   final Clock clock;
   final Map<ResourceType, S> states = new EnumMap<>(ResourceType.class);
   private Node node;
+  private ClientFeatures features;
   private String group;
+  private HeartbeatPolicy heartbeats = HeartbeatPolicy.DEFAULT;
   private long nonces;
   private boolean closed;
 
@@ -62,6 +64,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
             "the first request on a stream must carry a node");
       }
       node = n;
+      features = ClientFeatures.of(n);
       group = config.groupFor(node);
     }
     ResourceType type;
@@ -119,6 +122,32 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       }
     }
     return out;
+  }
+
+  /** Sets how often TTL resources are heartbeated; returns this. */
+  public final XdsStream<Q, S> withHeartbeats(HeartbeatPolicy policy) {
+    this.heartbeats = policy;
+    return this;
+  }
+
+  /**
+   * Time passed (the transport calls this periodically, with the config in force): sends the
+   * heartbeats that are due.
+   */
+  public final List<Outcome> onTick(ServedConfig config) {
+    List<Outcome> out = new ArrayList<>();
+    if (closed || node == null) {
+      return out;
+    }
+    Snapshot snapshot = config.snapshot(group);
+    for (S s : states.values()) {
+      s.onTick(snapshot.get(s.type), heartbeats, this::nextNonce, out);
+    }
+    return out;
+  }
+
+  final ClientFeatures features() {
+    return features;
   }
 
   private List<Outcome> close(List<Outcome> out, Outcome.CloseCode code, String message) {
