@@ -1,6 +1,7 @@
 package dev.meridian.cli;
 
 import dev.meridian.config.ConfigException;
+import dev.meridian.config.ReferenceCheck;
 import dev.meridian.server.MeridianServer;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -24,14 +25,33 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address to listen on (default ${DEFAULT-VALUE}).")
   String bind;
 
+  @Option(names = "--heartbeat-interval", paramLabel = "DURATION",
+      description = "How often resources with a TTL are heartbeated, e.g. 5s or 500ms (default: a third of each TTL; never more).")
+  String heartbeatInterval;
+
+  @Option(names = "--reference-check", defaultValue = "warn", paramLabel = "MODE",
+      description = "Dangling references on load (EDS cluster without endpoints, RDS name without route configuration, route to an unknown cluster): off, warn or reject (default ${DEFAULT-VALUE}).")
+  String referenceCheck;
+
   @Option(names = "--log-level", defaultValue = "info", description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
   String logLevel;
 
   @Override
   public Integer call() throws Exception {
     Logging.configure(logLevel);
+    ReferenceCheck check;
+    java.time.Duration heartbeat = null;
+    try {
+      check = ReferenceCheck.parse(referenceCheck);
+      if (heartbeatInterval != null) {
+        heartbeat = Durations.parse(heartbeatInterval);
+      }
+    } catch (IllegalArgumentException e) {
+      System.err.println("meridian: " + e.getMessage());
+      return 2;
+    }
     MeridianServer server = new MeridianServer(
-        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000));
+        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000, heartbeat, check));
     try {
       server.start();
     } catch (ConfigException e) {

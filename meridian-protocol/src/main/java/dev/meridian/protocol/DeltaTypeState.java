@@ -42,6 +42,11 @@ final class DeltaTypeState extends TypeState {
   }
 
   @Override
+  void forget(String key) {
+    held.remove(key);
+  }
+
+  @Override
   Map<String, String> clientHolds() {
     return held;
   }
@@ -62,6 +67,7 @@ final class DeltaTypeState extends TypeState {
       Supplier<String> nonces, List<Outcome> out) {
     boolean first = !started;
     started = true;
+    applyResendOnAsk();
     String nonce = req.getResponseNonce();
     // Spec "Incremental xDS": ACK/NACK are paired to a response by response_nonce. A request with an
     // unknown or stale nonce is not an ACK, but its subscription changes still count.
@@ -151,6 +157,7 @@ final class DeltaTypeState extends TypeState {
           // One entry per name, aliases included; the TTL only for clients that support it.
           if (resources.putIfAbsent(r.name(), r.wrapped(features.resourceTtl())) == null) {
             bodies.add(r);
+            onSent.accept(r);
           }
           held.put(key, r.version());
           sets.put(key, r.version());

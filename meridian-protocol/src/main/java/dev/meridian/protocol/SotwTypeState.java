@@ -33,6 +33,14 @@ final class SotwTypeState extends TypeState {
   }
 
   @Override
+  void forget(String key) {
+    sent.remove(key);
+    if (type.fullStateInSotw()) {
+      owesResponse = true;
+    }
+  }
+
+  @Override
   Map<String, String> clientHolds() {
     return sent;
   }
@@ -65,6 +73,7 @@ final class SotwTypeState extends TypeState {
     }
     boolean first = !started;
     started = true;
+    applyResendOnAsk();
     // A NACK leaves the rejected resources in `sent`: a NACKed version is never resent.
     settle(nonce, req.hasErrorDetail(), req.getErrorDetail(), req.getVersionInfo(), sentVersionInfo,
         nodeId, out);
@@ -125,10 +134,14 @@ final class SotwTypeState extends TypeState {
       if (same && !owesResponse) {
         return;
       }
+      Map<String, String> before = new HashMap<>(sent);
       sent.clear();
       view.forEach((n, r) -> {
         sent.put(n, r.version());
         resources.add(r);
+        if (!r.version().equals(before.get(n))) {
+          onSent.accept(r);
+        }
       });
     } else {
       Collection<String> candidates = dirtyAll ? candidates(snapshot) : new ArrayList<>(dirty);
@@ -142,6 +155,7 @@ final class SotwTypeState extends TypeState {
         } else if (!r.version().equals(sent.get(n))) {
           sent.put(n, r.version());
           resources.add(r);
+          onSent.accept(r);
         }
       }
       if (resources.isEmpty()) {

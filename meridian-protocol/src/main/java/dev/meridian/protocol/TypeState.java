@@ -24,6 +24,14 @@ abstract class TypeState {
   boolean awaitingAck;
   String ackedVersion = "";
   Nack lastNack;
+  /** ADS sequencing (see XdsStream): whether this type may respond now. */
+  java.util.function.Predicate<ResourceType> gate = t -> true;
+  /** Told of each resource sent with a version new to the client (warming, sequencing). */
+  java.util.function.Consumer<XdsResource> onSent = r -> {};
+  /** Removed resources still presented as present until routes stopped using them (ADS). */
+  final java.util.Map<String, XdsResource> lingering = new java.util.HashMap<>();
+  /** Names to resend on the client's next request even if unchanged (spec "Resource warming"). */
+  final Set<String> resendOnAsk = new HashSet<>();
   /** Names changed (by config or subscription) since the last response; all with dirtyAll. */
   final Set<String> dirty = new HashSet<>();
   boolean dirtyAll;
@@ -80,10 +88,49 @@ abstract class TypeState {
 
   /** DESIGN "Flow control": at most one un-ACKed response per type; meanwhile changes coalesce. */
   final void respondIfIdle(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
-    if (!awaitingAck && (dirtyAll || !dirty.isEmpty() || owesResponse())) {
-      respond(snapshot, nonces, out);
+    if (!awaitingAck && (dirtyAll || !dirty.isEmpty() || owesResponse()) && gate.test(type)) {
+      respond(withLingering(snapshot), nonces, out);
     }
   }
+
+  /** No response in flight and nothing waiting to be sent. */
+  final boolean settled() {
+    return !awaitingAck && !dirtyAll && dirty.isEmpty() && !owesResponse();
+  }
+
+  /** The snapshot as this client should see it: plus resources still lingering. */
+  final TypeSnapshot withLingering(TypeSnapshot snapshot) {
+    if (lingering.isEmpty()) {
+      return snapshot;
+    }
+    List<XdsResource> all = new java.util.ArrayList<>(snapshot.resources().values());
+    for (XdsResource r : lingering.values()) {
+      if (snapshot.get(r.name()) == null) {
+        all.add(r);
+      }
+    }
+    return TypeSnapshot.of(all);
+  }
+
+  /**
+   * Spec "Resource warming": a client warming a cluster (listener) waits for its endpoints (routes)
+   * and asks again; answer the ask with them even if unchanged.
+   */
+  final void applyResendOnAsk() {
+    if (resendOnAsk.isEmpty()) {
+      return;
+    }
+    for (String n : resendOnAsk) {
+      if (subscription.covers(n)) {
+        forget(n);
+        dirty.add(n);
+      }
+    }
+    resendOnAsk.clear();
+  }
+
+  /** Forgets that the client holds {@code key}, so that it is sent again. */
+  abstract void forget(String key);
 
   /** Whether a response is due even without changes (e.g. a full-state type's first answer). */
   boolean owesResponse() {

@@ -28,6 +28,21 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   private ClientFeatures features;
   private String group;
   private HeartbeatPolicy heartbeats = HeartbeatPolicy.DEFAULT;
+  /** The snapshot this stream last served from. */
+  private Snapshot applied = Snapshot.empty();
+  /**
+   * ADS sequencing: endpoints of clusters just sent that the client will ask for; listeners and
+   * routes wait for them (spec "Eventual consistency considerations").
+   */
+  private final java.util.Set<String> awaitedEndpoints = new java.util.HashSet<>();
+  private java.time.Instant awaitedSince;
+  /** How long listeners and routes wait for a client to ask for new clusters' endpoints. */
+  static final java.time.Duration AWAIT_ENDPOINTS_LIMIT = java.time.Duration.ofSeconds(5);
+
+  /** The make-before-break chain; other types (secrets, runtime, ECDS) are not sequenced. */
+  private static final List<ResourceType> CHAIN = List.of(ResourceType.CLUSTER,
+      ResourceType.ENDPOINT, ResourceType.LISTENER, ResourceType.ROUTE, ResourceType.SCOPED_ROUTE,
+      ResourceType.VIRTUAL_HOST);
   private long nonces;
   private boolean closed;
 
@@ -92,9 +107,134 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       return close(out, Outcome.CloseCode.INVALID_ARGUMENT,
           type.typeUrl() + " is served only over Incremental xDS (DeltaVirtualHosts or Delta ADS)");
     }
-    S state = states.computeIfAbsent(type, this::newState);
-    handle(state, req, config.snapshot(group).get(type), out);
+    S state = states.computeIfAbsent(type, this::create);
+    applied = config.snapshot(group);
+    handle(state, req, state.withLingering(applied.get(type)), out);
+    pump(out);
     return out;
+  }
+
+  private S create(ResourceType type) {
+    S state = newState(type);
+    if (isAds() && CHAIN.contains(type)) {
+      state.gate = this::mayRespond;
+      if (type == ResourceType.CLUSTER) {
+        state.onSent = this::clusterSent;
+      } else if (type == ResourceType.ENDPOINT) {
+        state.onSent = r -> awaitedEndpoints.remove(r.name());
+      } else if (type == ResourceType.LISTENER) {
+        state.onSent = this::listenerSent;
+      }
+    }
+    return state;
+  }
+
+  /**
+   * Spec "Eventual consistency considerations": on ADS, a type of the chain (clusters, endpoints,
+   * listeners, routes, scoped routes, virtual hosts) is sent only once every earlier type has
+   * nothing un-ACKed or pending, and listeners and later wait for the endpoints of new clusters.
+   */
+  private boolean mayRespond(ResourceType type) {
+    for (ResourceType earlier : CHAIN) {
+      if (earlier == type) {
+        break;
+      }
+      S s = states.get(earlier);
+      if (s != null && !s.settled()) {
+        return false;
+      }
+    }
+    return type.ordinal() <= ResourceType.ENDPOINT.ordinal() || !awaitingEndpoints();
+  }
+
+  /**
+   * Whether endpoints of clusters just sent are still expected. Bounded: a client that never asks
+   * for them (it uses no EDS on this stream, or not for that cluster) does not hold routes forever.
+   */
+  private boolean awaitingEndpoints() {
+    if (awaitedEndpoints.isEmpty()) {
+      return false;
+    }
+    awaitedEndpoints.removeIf(n -> applied.get(ResourceType.ENDPOINT).get(n) == null);
+    if (!states.containsKey(ResourceType.ENDPOINT)
+        || clock.instant().isAfter(awaitedSince.plus(AWAIT_ENDPOINTS_LIMIT))) {
+      awaitedEndpoints.clear();
+    }
+    return !awaitedEndpoints.isEmpty();
+  }
+
+  /** Whether the transport should call {@link #onTick} even without TTLs (a bounded wait runs). */
+  public final boolean wantsTick() {
+    return !awaitedEndpoints.isEmpty();
+  }
+
+  /** A cluster went out: its endpoints are resent when asked, and awaited before routes. */
+  private void clusterSent(XdsResource r) {
+    io.envoyproxy.envoy.config.cluster.v3.Cluster c = (io.envoyproxy.envoy.config.cluster.v3.Cluster) r.message();
+    if (c.getType() != io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.EDS) {
+      return;
+    }
+    String cla = c.getEdsClusterConfig().getServiceName().isEmpty() ? c.getName()
+        : c.getEdsClusterConfig().getServiceName();
+    S eds = states.get(ResourceType.ENDPOINT);
+    if (eds != null) {
+      eds.resendOnAsk.add(cla);
+      if (applied.get(ResourceType.ENDPOINT).get(cla) != null) {
+        if (awaitedEndpoints.isEmpty()) {
+          awaitedSince = clock.instant();
+        }
+        awaitedEndpoints.add(cla);
+      }
+    }
+  }
+
+  /** A listener went out: its RDS route configurations are resent when asked. */
+  private void listenerSent(XdsResource r) {
+    S rds = states.get(ResourceType.ROUTE);
+    if (rds != null) {
+      rds.resendOnAsk.addAll(RdsNames.of((io.envoyproxy.envoy.config.listener.v3.Listener) r.message()));
+    }
+  }
+
+  /**
+   * Lets gated types respond in chain order, then releases lingering removals once listeners,
+   * routes and virtual hosts have settled: stale clusters and endpoints are removed last.
+   */
+  private void pump(List<Outcome> out) {
+    if (!isAds()) {
+      return;
+    }
+    for (ResourceType t : CHAIN) {
+      S s = states.get(t);
+      if (s != null) {
+        s.respondIfIdle(s.withLingering(applied.get(t)), this::nextNonce, out);
+      }
+    }
+    boolean lingering = false;
+    for (ResourceType t : List.of(ResourceType.CLUSTER, ResourceType.ENDPOINT)) {
+      S s = states.get(t);
+      lingering |= s != null && !s.lingering.isEmpty();
+    }
+    if (!lingering) {
+      return;
+    }
+    for (ResourceType t : CHAIN.subList(2, CHAIN.size())) {
+      S s = states.get(t);
+      if (s != null && !s.settled()) {
+        return;
+      }
+    }
+    if (awaitingEndpoints()) {
+      return;
+    }
+    for (ResourceType t : List.of(ResourceType.CLUSTER, ResourceType.ENDPOINT)) {
+      S s = states.get(t);
+      if (s != null && !s.lingering.isEmpty()) {
+        s.dirty.addAll(s.lingering.keySet());
+        s.lingering.clear();
+        s.respondIfIdle(applied.get(t), this::nextNonce, out);
+      }
+    }
   }
 
   /**
@@ -113,14 +253,38 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     Map<ResourceType, Set<String>> changed = moved ? null
         : changes.getOrDefault(group, Collections.emptyMap());
     Snapshot snapshot = config.snapshot(group);
+    Snapshot previous = applied;
+    applied = snapshot;
+    if (isAds() && changed != null) {
+      // Removed clusters and endpoints linger until the routes that used them have moved on.
+      for (ResourceType t : List.of(ResourceType.CLUSTER, ResourceType.ENDPOINT)) {
+        S s = states.get(t);
+        if (s == null || !changed.containsKey(t)) {
+          continue;
+        }
+        for (String n : changed.get(t)) {
+          XdsResource before = previous.get(t).get(n);
+          if (snapshot.get(t).get(n) != null) {
+            s.lingering.remove(n);
+          } else if (before != null && s.subscription.covers(n)) {
+            s.lingering.putIfAbsent(n, before);
+          }
+        }
+      }
+    } else {
+      for (S s : states.values()) {
+        s.lingering.clear();
+      }
+    }
     // EnumMap iterates in make-before-break order (see ResourceType).
     for (S s : states.values()) {
       if (changed == null) {
-        s.onSnapshot(snapshot.get(s.type), null, this::nextNonce, out);
+        s.onSnapshot(s.withLingering(snapshot.get(s.type)), null, this::nextNonce, out);
       } else if (changed.containsKey(s.type)) {
-        s.onSnapshot(snapshot.get(s.type), changed.get(s.type), this::nextNonce, out);
+        s.onSnapshot(s.withLingering(snapshot.get(s.type)), changed.get(s.type), this::nextNonce, out);
       }
     }
+    pump(out);
     return out;
   }
 
@@ -141,8 +305,9 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     Snapshot snapshot = config.snapshot(group);
     for (S s : states.values()) {
-      s.onTick(snapshot.get(s.type), heartbeats, this::nextNonce, out);
+      s.onTick(s.withLingering(snapshot.get(s.type)), heartbeats, this::nextNonce, out);
     }
+    pump(out);
     return out;
   }
 

@@ -40,7 +40,7 @@ final class Fixtures {
   }
 
   static XdsResource clusterWithTimeout(String name, int seconds) {
-    return XdsResource.of(ResourceType.CLUSTER, Cluster.newBuilder().setName(name)
+    return XdsResource.of(ResourceType.CLUSTER, ((Cluster) cluster(name).message()).toBuilder()
         .setConnectTimeout(com.google.protobuf.Duration.newBuilder().setSeconds(seconds)).build());
   }
 

@@ -288,7 +288,7 @@ class SotwStreamTest {
     assertThat(cluster("a").version()).isNotEqualTo(cluster("b").version());
     assertThat(cluster("a").version()).isEqualTo(
         Versions.ofBytes(XdsResource.deterministicBytes(cluster("a").message())));
-    assertThat(clusterWithTimeout("a", 1).version()).isEqualTo("299d1056ab9605e5");
+    assertThat(clusterWithTimeout("a", 1).version()).isEqualTo("ef41eea44cb3ea36");
   }
 
   @Test

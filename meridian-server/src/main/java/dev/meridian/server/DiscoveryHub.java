@@ -16,6 +16,14 @@ public final class DiscoveryHub {
   /** A connected stream, notified of config changes. */
   interface Listener {
     void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes);
+
+    /** Time passed: send the heartbeats that are due, end bounded waits. */
+    void onTick(ServedConfig config);
+
+    /** Whether this stream needs ticks even when no resource has a TTL. */
+    default boolean wantsTick() {
+      return false;
+    }
   }
 
   private final AtomicReference<ServedConfig> current = new AtomicReference<>(ServedConfig.empty());
@@ -60,6 +68,39 @@ public final class DiscoveryHub {
       s.onConfig(next, changes);
     }
     return changed;
+  }
+
+  /** Lets streams send due heartbeats (while any resource has a TTL) and end bounded waits. */
+  public void tick() {
+    ServedConfig config = current.get();
+    boolean ttl = hasTtl(config);
+    for (Listener s : streams) {
+      if (ttl || s.wantsTick()) {
+        s.onTick(config);
+      }
+    }
+  }
+
+  private volatile ServedConfig ttlCheckedFor;
+  private volatile boolean ttlPresent;
+
+  private boolean hasTtl(ServedConfig config) {
+    if (ttlCheckedFor != config) {
+      boolean any = false;
+      for (String g : config.groupNames()) {
+        for (ResourceType t : ResourceType.values()) {
+          for (var r : config.snapshot(g).get(t).resources().values()) {
+            if (r.ttl() != null) {
+              any = true;
+              break;
+            }
+          }
+        }
+      }
+      ttlPresent = any;
+      ttlCheckedFor = config;
+    }
+    return ttlPresent;
   }
 
   void register(Listener stream) {

@@ -3,6 +3,8 @@ package dev.meridian.server;
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ConfigWatcher;
+import dev.meridian.config.ReferenceCheck;
+import java.util.List;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -11,6 +13,9 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.time.Duration;
+import dev.meridian.protocol.HeartbeatPolicy;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
@@ -21,18 +26,42 @@ import java.util.concurrent.TimeUnit;
 public final class MeridianServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("dev.meridian.server");
 
-  /** Options of {@code meridian serve}. Port 0 picks an ephemeral port. */
-  public record Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
+  /**
+   * Options of {@code meridian serve}. Port 0 picks an ephemeral port.
+   *
+   * @param heartbeatInterval how often TTL resources are heartbeated; null: a third of the TTL
+   * @param referenceCheck what to do with dangling references on load (see {@link ReferenceCheck})
+   */
+  public record Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis,
+      Duration heartbeatInterval, ReferenceCheck referenceCheck) {
     public Options {
       if (pollMillis <= 0) {
         pollMillis = 1000;
       }
+      if (referenceCheck == null) {
+        referenceCheck = ReferenceCheck.WARN;
+      }
+    }
+
+    public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
+      this(config, bind, xdsPort, httpPort, pollMillis, null, ReferenceCheck.WARN);
+    }
+
+    HeartbeatPolicy heartbeats() {
+      return heartbeatInterval == null ? HeartbeatPolicy.DEFAULT
+          : HeartbeatPolicy.fixed(heartbeatInterval);
     }
   }
 
   private final Options options;
   private final DiscoveryHub hub = new DiscoveryHub();
   private final ExecutorService streamPool;
+  private static final long TICK_MILLIS = 250;
+  private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "meridian-ticker");
+    t.setDaemon(true);
+    return t;
+  });
   private ConfigWatcher watcher;
   private Server grpc;
   private AdminHttpServer http;
@@ -50,6 +79,11 @@ public final class MeridianServer implements AutoCloseable {
 
   public MeridianServer start() throws ConfigException, IOException {
     watcher = new ConfigWatcher(options.config(), new ConfigLoader(), loaded -> {
+      if (!referencesOk(loaded)) {
+        LOG.log(System.Logger.Level.ERROR,
+            "config rejected (--reference-check reject), still serving the last good config");
+        return;
+      }
       int changed = hub.update(loaded.config());
       LOG.log(System.Logger.Level.INFO,
           "config reloaded: {0} resources in {1} group(s) from {2} file(s); {3} changed",
@@ -64,6 +98,10 @@ public final class MeridianServer implements AutoCloseable {
       watcher.close();
       throw e;
     }
+    if (!referencesOk(first)) {
+      watcher.close();
+      throw new ConfigException(ReferenceCheck.problems(first.config()));
+    }
     hub.update(first.config());
     LOG.log(System.Logger.Level.INFO, "config loaded: {0} resources in {1} group(s) from {2}",
         first.resources(), first.groups() + 1, options.config());
@@ -72,7 +110,8 @@ public final class MeridianServer implements AutoCloseable {
         .permitKeepAliveTime(10, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true)
         .maxInboundMessageSize(64 * 1024 * 1024);
-    for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool)) {
+    for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
+        options.heartbeats())) {
       b.addService(d);
     }
     try {
@@ -84,7 +123,21 @@ public final class MeridianServer implements AutoCloseable {
       throw e;
     }
     serving = true;
+    // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
+    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     return this;
+  }
+
+  /** Runs the consistency check; false only if it must reject the config. */
+  private boolean referencesOk(ConfigLoader.Loaded loaded) {
+    if (options.referenceCheck() == ReferenceCheck.OFF) {
+      return true;
+    }
+    List<String> problems = ReferenceCheck.problems(loaded.config());
+    for (String p : problems) {
+      LOG.log(System.Logger.Level.WARNING, "dangling reference: {0}", p);
+    }
+    return problems.isEmpty() || options.referenceCheck() != ReferenceCheck.REJECT;
   }
 
   public int xdsPort() {
@@ -106,6 +159,7 @@ public final class MeridianServer implements AutoCloseable {
   @Override
   public void close() {
     serving = false;
+    ticker.shutdownNow();
     if (watcher != null) {
       watcher.close();
     }

@@ -31,6 +31,7 @@ final class StreamHandler<Q extends Message, R extends Message>
   /** Responses waiting for the transport to be ready; at most one per type (flow control). */
   private final ArrayDeque<R> backlog = new ArrayDeque<>();
   private boolean done;
+  private volatile boolean wantsTick;
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
       SerialExecutor executor, String description) {
@@ -63,6 +64,15 @@ final class StreamHandler<Q extends Message, R extends Message>
   }
 
   @Override
+  public void onTick(ServedConfig config) {
+    executor.execute(() -> {
+      if (!done) {
+        apply(stream.onTick(config));
+      }
+    });
+  }
+
+  @Override
   public void onError(Throwable t) {
     executor.execute(this::finish);
   }
@@ -77,8 +87,18 @@ final class StreamHandler<Q extends Message, R extends Message>
     });
   }
 
-  @SuppressWarnings("unchecked")
+  @Override
+  public boolean wantsTick() {
+    return wantsTick;
+  }
+
   private void apply(List<Outcome> outcomes) {
+    carryOut(outcomes);
+    wantsTick = stream.wantsTick();
+  }
+
+  @SuppressWarnings("unchecked")
+  private void carryOut(List<Outcome> outcomes) {
     for (Outcome o : outcomes) {
       if (o instanceof Outcome.Send s) {
         backlog.add((R) s.response());

@@ -1,6 +1,7 @@
 package dev.meridian.server;
 
 import dev.meridian.protocol.DeltaStream;
+import dev.meridian.protocol.HeartbeatPolicy;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.SotwStream;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
@@ -48,28 +49,32 @@ public final class XdsServices {
 
   private XdsServices() {}
 
-  public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool) {
+  public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
+      HeartbeatPolicy heartbeats) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
-    defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool));
-    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool)));
+    defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool,
+        heartbeats));
+    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats)));
     return defs;
   }
 
   @SuppressWarnings("unchecked")
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
-      DiscoveryHub hub, Clock clock, Executor pool) {
+      DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats) {
     ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(sd);
     for (MethodDescriptor<?, ?> m : sd.getMethods()) {
       String method = m.getBareMethodName();
       if (method.startsWith("Stream")) {
         b.addMethod((MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
-                type == null ? SotwStream.ads(clock) : SotwStream.perType(type, clock), responses,
+                (type == null ? SotwStream.ads(clock) : SotwStream.perType(type, clock))
+                    .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName())));
       } else if (method.startsWith("Delta")) {
         b.addMethod((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
-                type == null ? DeltaStream.ads(clock) : DeltaStream.perType(type, clock), responses,
+                (type == null ? DeltaStream.ads(clock) : DeltaStream.perType(type, clock))
+                    .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName())));
       } else {
         b.addMethod((MethodDescriptor<Object, Object>) m, unimplemented(m));

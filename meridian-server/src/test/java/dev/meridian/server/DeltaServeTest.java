@@ -73,6 +73,13 @@ class DeltaServeTest {
     rewrite("resources:\n" + ServeTest.cluster("a", 2));
     DeltaDiscoveryResponse next = c.take();
     assertThat(names(next)).containsExactly("a");
+    if (v == Variant.DELTA_ADS) {
+      // Make-before-break on ADS: the removal comes in its own, later response.
+      assertThat(next.getRemovedResourcesList()).isEmpty();
+      c.ack(next);
+      next = c.take();
+      assertThat(next.getResourcesList()).isEmpty();
+    }
     assertThat(next.getRemovedResourcesList()).containsExactly("b");
   }
 
