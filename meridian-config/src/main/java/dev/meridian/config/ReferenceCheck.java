@@ -1,20 +1,16 @@
 package dev.meridian.config;
 
-import com.google.protobuf.Any;
-import com.google.protobuf.InvalidProtocolBufferException;
+import dev.meridian.protocol.RdsNames;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.protocol.Snapshot;
 import dev.meridian.protocol.XdsResource;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
-import io.envoyproxy.envoy.config.listener.v3.Filter;
-import io.envoyproxy.envoy.config.listener.v3.FilterChain;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.config.route.v3.WeightedCluster;
-import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -33,7 +29,11 @@ public enum ReferenceCheck {
   REJECT;
 
   public static ReferenceCheck parse(String s) {
-    return valueOf(s.trim().toUpperCase(Locale.ROOT));
+    try {
+      return valueOf(s.trim().toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid reference check '" + s + "' (off, warn or reject)");
+    }
   }
 
   /** Every dangling reference in every group, as "group G: what is missing". */
@@ -60,33 +60,10 @@ public enum ReferenceCheck {
     }
     for (XdsResource r : s.get(ResourceType.LISTENER).resources().values()) {
       Listener l = (Listener) r.message();
-      List<FilterChain> chains = new ArrayList<>(l.getFilterChainsList());
-      if (l.hasDefaultFilterChain()) {
-        chains.add(l.getDefaultFilterChain());
-      }
-      List<Any> hcms = new ArrayList<>();
-      for (FilterChain fc : chains) {
-        for (Filter f : fc.getFiltersList()) {
-          if (f.hasTypedConfig()) {
-            hcms.add(f.getTypedConfig());
-          }
-        }
-      }
-      if (l.hasApiListener()) {
-        hcms.add(l.getApiListener().getApiListener());
-      }
-      for (Any a : hcms) {
-        if (!a.is(HttpConnectionManager.class)) {
-          continue;
-        }
-        try {
-          HttpConnectionManager hcm = a.unpack(HttpConnectionManager.class);
-          if (hcm.hasRds() && s.get(ResourceType.ROUTE).get(hcm.getRds().getRouteConfigName()) == null) {
-            problems.add(where + "listener '" + l.getName() + "' uses RDS route configuration '"
-                + hcm.getRds().getRouteConfigName() + "', which no RouteConfiguration provides");
-          }
-        } catch (InvalidProtocolBufferException e) {
-          problems.add(where + "listener '" + l.getName() + "': unreadable HttpConnectionManager");
+      for (String rds : RdsNames.of(l)) {
+        if (s.get(ResourceType.ROUTE).get(rds) == null) {
+          problems.add(where + "listener '" + l.getName() + "' uses RDS route configuration '"
+              + rds + "', which no RouteConfiguration provides");
         }
       }
     }

@@ -83,10 +83,10 @@ final class RawXdsClient implements AutoCloseable {
   }
 
   void send(DiscoveryRequest.Builder b) {
-    if (node != null) {
+    if (node != null && !b.hasNode()) {
       b.setNode(node);
-      node = null;
     }
+    node = null;
     requests.onNext(b.build());
   }
 

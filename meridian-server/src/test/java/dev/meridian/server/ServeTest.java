@@ -196,6 +196,46 @@ class ServeTest {
   }
 
   @Test
+  void ttlResourcesAreWrappedAndHeartbeatedOverGrpc() throws Exception {
+    config = dir.resolve("config.yaml");
+    Files.writeString(config, "resources:\n"
+        + "  - { \"@type\": type.googleapis.com/envoy.service.discovery.v3.Resource, ttl: 60s,\n"
+        + "      resource: { \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster, name: temp } }\n");
+    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200,
+        java.time.Duration.ofMillis(300), null)).start();
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
+    channels.add(ch);
+    RawXdsClient c = RawXdsClient.ads(ch, "ttl-node");
+    c.send(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
+        .setTypeUrl(ResourceType.CLUSTER.typeUrl())
+        .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("ttl-node")
+            .addClientFeatures("xds.config.supports-resource-ttl")
+            .addClientFeatures("xds.config.resource-in-sotw")));
+    DiscoveryResponse first = c.take();
+    var wrapped = first.getResources(0).unpack(io.envoyproxy.envoy.service.discovery.v3.Resource.class);
+    assertThat(wrapped.getTtl().getSeconds()).isEqualTo(60);
+    assertThat(wrapped.hasResource()).isTrue();
+    c.ack(first);
+    // --heartbeat-interval 300ms: a body-less heartbeat at the same version follows.
+    DiscoveryResponse hb = c.take();
+    var beat = hb.getResources(0).unpack(io.envoyproxy.envoy.service.discovery.v3.Resource.class);
+    assertThat(beat.hasResource()).isFalse();
+    assertThat(beat.getVersion()).isEqualTo(wrapped.getVersion());
+    assertThat(hb.getVersionInfo()).isEqualTo(first.getVersionInfo());
+  }
+
+  @Test
+  void referenceCheckRejectRefusesADanglingConfigAtStart() throws Exception {
+    Path p = dir.resolve("dangling.yaml");
+    Files.writeString(p, "resources:\n" + cluster("a", 1));
+    MeridianServer s = new MeridianServer(new MeridianServer.Options(p, "127.0.0.1", 0, 0, 200, null,
+        dev.meridian.config.ReferenceCheck.REJECT));
+    assertThatThrownBy(s::start).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("EDS cluster 'a' has no endpoints");
+    s.close();
+  }
+
+  @Test
   void invalidFirstConfigFailsToStart() throws Exception {
     Path bad = dir.resolve("bad.yaml");
     Files.writeString(bad, "resources:\n  - { name: x }\n");
