@@ -2,6 +2,7 @@ package dev.meridian.cli;
 
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ReferenceCheck;
+import dev.meridian.server.FilePublisher;
 import dev.meridian.server.MeridianServer;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -33,6 +34,18 @@ final class ServeCommand implements Callable<Integer> {
       description = "Dangling references on load (EDS cluster without endpoints, RDS name without route configuration, route to an unknown cluster): off, warn or reject (default ${DEFAULT-VALUE}).")
   String referenceCheck;
 
+  @Option(names = "--rest-max-wait", defaultValue = "60s", paramLabel = "DURATION",
+      description = "Longest a REST-JSON poll may be held with 'Prefer: wait=N' (default ${DEFAULT-VALUE}).")
+  String restMaxWait;
+
+  @Option(names = "--publish-dir", paramLabel = "DIR",
+      description = "Also publish every group's resources as DIR/<group>/<type>.<ext> DiscoveryResponse files, for Envoy's path config sources.")
+  Path publishDir;
+
+  @Option(names = "--publish-format", defaultValue = "yaml", paramLabel = "FORMAT",
+      description = "Format of published files: yaml, json or pb (default ${DEFAULT-VALUE}).")
+  String publishFormat;
+
   @Option(names = "--log-level", defaultValue = "info", description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
   String logLevel;
 
@@ -41,17 +54,21 @@ final class ServeCommand implements Callable<Integer> {
     Logging.configure(logLevel);
     ReferenceCheck check;
     java.time.Duration heartbeat = null;
+    java.time.Duration maxWait;
+    FilePublisher.Format format;
     try {
       check = ReferenceCheck.parse(referenceCheck);
       if (heartbeatInterval != null) {
         heartbeat = Durations.parse(heartbeatInterval);
       }
+      maxWait = Durations.parse(restMaxWait);
+      format = FilePublisher.Format.parse(publishFormat);
     } catch (IllegalArgumentException e) {
       System.err.println("meridian: " + e.getMessage());
       return 2;
     }
-    MeridianServer server = new MeridianServer(
-        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000, heartbeat, check));
+    MeridianServer server = new MeridianServer(new MeridianServer.Options(config, bind, xdsPort,
+        httpPort, 1000, heartbeat, check, maxWait, publishDir, format));
     try {
       server.start();
     } catch (ConfigException e) {

@@ -151,5 +151,12 @@ public final class ConfigWatcher implements AutoCloseable {
       // closing anyway
     }
     thread.interrupt();
+    if (Thread.currentThread() != thread && thread.isAlive()) {
+      try {
+        thread.join(5000); // a reload in progress finishes before close returns
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 }

@@ -36,6 +36,11 @@ final class AdminHttpServer implements AutoCloseable {
     server.start();
   }
 
+  /** Adds a handler for a path prefix (REST-JSON discovery, ...). */
+  void handle(String pathPrefix, com.sun.net.httpserver.HttpHandler handler) {
+    server.createContext(pathPrefix, handler);
+  }
+
   int port() {
     return server.getAddress().getPort();
   }

@@ -33,7 +33,8 @@ public final class MeridianServer implements AutoCloseable {
    * @param referenceCheck what to do with dangling references on load (see {@link ReferenceCheck})
    */
   public record Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis,
-      Duration heartbeatInterval, ReferenceCheck referenceCheck) {
+      Duration heartbeatInterval, ReferenceCheck referenceCheck, Duration restMaxWait,
+      Path publishDir, FilePublisher.Format publishFormat) {
     public Options {
       if (pollMillis <= 0) {
         pollMillis = 1000;
@@ -41,10 +42,22 @@ public final class MeridianServer implements AutoCloseable {
       if (referenceCheck == null) {
         referenceCheck = ReferenceCheck.WARN;
       }
+      if (restMaxWait == null) {
+        restMaxWait = Duration.ofSeconds(60);
+      }
+      if (publishFormat == null) {
+        publishFormat = FilePublisher.Format.YAML;
+      }
     }
 
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, ReferenceCheck.WARN);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, ReferenceCheck.WARN, null, null, null);
+    }
+
+    public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis,
+        Duration heartbeatInterval, ReferenceCheck referenceCheck) {
+      this(config, bind, xdsPort, httpPort, pollMillis, heartbeatInterval, referenceCheck, null,
+          null, null);
     }
 
     HeartbeatPolicy heartbeats() {
@@ -102,6 +115,11 @@ public final class MeridianServer implements AutoCloseable {
       watcher.close();
       throw new ConfigException(ReferenceCheck.problems(first.config()));
     }
+    if (options.publishDir() != null) {
+      FilePublisher publisher = new FilePublisher(options.publishDir(), options.publishFormat());
+      hub.register(publisher.listener());
+      publisher.publish(first.config());
+    }
     hub.update(first.config());
     LOG.log(System.Logger.Level.INFO, "config loaded: {0} resources in {1} group(s) from {2}",
         first.resources(), first.groups() + 1, options.config());
@@ -118,6 +136,8 @@ public final class MeridianServer implements AutoCloseable {
       grpc = b.build().start();
       http = new AdminHttpServer(new InetSocketAddress(options.bind(), options.httpPort()),
           () -> serving && hub.isLoaded());
+      http.handle(RestDiscovery.PREFIX, new RestDiscovery(hub, Clock.systemUTC(),
+          options.heartbeats(), streamPool, ticker, options.restMaxWait()));
     } catch (IOException e) {
       close();
       throw e;
