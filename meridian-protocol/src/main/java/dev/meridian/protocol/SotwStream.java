@@ -137,16 +137,24 @@ public final class SotwStream {
     return serviceType;
   }
 
-  /** A point-in-time view of one type's state on this stream, for admin and CSDS. */
+  /**
+   * A point-in-time view of one type's state on this stream, for admin and CSDS.
+   *
+   * @param ackedResourceVersions name → version of each resource the client ACKed (what it runs)
+   * @param lastResponseVersions name → version of the resources in the latest response: in flight
+   *     while {@code pendingNonce} is set, rejected if {@code lastNack} is for that response
+   */
   public record TypeStatus(ResourceType type, boolean wildcard, Set<String> names,
       String sentVersion, String ackedVersion, String pendingNonce, Nack lastNack,
-      Map<String, String> sentResourceVersions) {}
+      Map<String, String> sentResourceVersions, Map<String, String> ackedResourceVersions,
+      Map<String, String> lastResponseVersions) {}
 
   public List<TypeStatus> status() {
     List<TypeStatus> list = new ArrayList<>();
     for (SotwTypeState s : states.values()) {
       list.add(new TypeStatus(s.type, s.subscription.isWildcard(), Set.copyOf(s.subscription.names()),
-          s.sentVersionInfo(), s.ackedVersion(), s.pendingNonce(), s.lastNack(), s.sentVersions()));
+          s.sentVersionInfo(), s.ackedVersion(), s.pendingNonce(), s.lastNack(), s.sentVersions(),
+          s.ackedVersions(), s.lastResponseVersions()));
     }
     return list;
   }

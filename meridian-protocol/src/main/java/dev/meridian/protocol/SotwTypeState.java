@@ -27,6 +27,10 @@ final class SotwTypeState {
   private boolean awaitingAck;
   private String ackedVersion = "";
   private Nack lastNack;
+  /** name → version the client ACKed (for status reporting: what the client is known to run). */
+  private final Map<String, String> acked = new HashMap<>();
+  /** name → version of the resources carried by the latest response (in flight or NACKed). */
+  private Map<String, String> lastResponse = Map.of();
   /** Names changed by config updates while a response was un-ACKed; null with dirtyAll. */
   private final Set<String> dirty = new HashSet<>();
   private boolean dirtyAll;
@@ -60,6 +64,10 @@ final class SotwTypeState {
         // The rejected resources stay in `sent`: a NACKed version is never resent, only a new one.
       } else {
         ackedVersion = req.getVersionInfo();
+        if (type.fullStateInSotw()) {
+          acked.clear(); // a full-state response replaces everything the client held
+        }
+        acked.putAll(lastResponse);
         out.add(new Outcome.Ack(type, ackedVersion, nonce));
       }
     }
@@ -69,10 +77,12 @@ final class SotwTypeState {
     for (String n : change.removed()) {
       if (!subscription.covers(n)) {
         sent.remove(n);
+        acked.remove(n);
       }
     }
     if (change.wildcardRemoved()) {
       sent.keySet().removeIf(n -> !subscription.covers(n));
+      acked.keySet().removeIf(n -> !subscription.covers(n));
     }
     for (String n : change.added()) {
       sent.remove(n);
@@ -89,6 +99,8 @@ final class SotwTypeState {
         view(snapshot).forEach((n, r) -> sent.put(n, r.version()));
         sentVersionInfo = clientVersion;
         ackedVersion = clientVersion;
+        acked.clear();
+        acked.putAll(sent);
         owesResponse = false;
       } else if (type.fullStateInSotw()) {
         owesResponse = true;
@@ -142,13 +154,17 @@ final class SotwTypeState {
         return;
       }
       sent.clear();
+      Map<String, String> carried = new TreeMap<>();
       view.forEach((n, r) -> {
         sent.put(n, r.version());
+        carried.put(n, r.version());
         resources.add(r.any());
       });
+      lastResponse = carried;
     } else {
       Collection<String> candidates = dirtyAll ? candidates(snapshot) : new ArrayList<>(dirty);
       clearDirty();
+      Map<String, String> carried = new TreeMap<>();
       for (String n : candidates) {
         XdsResource r = subscription.covers(n) ? snapshot.get(n) : null;
         if (r == null) {
@@ -157,12 +173,14 @@ final class SotwTypeState {
           sent.remove(n);
         } else if (!r.version().equals(sent.get(n))) {
           sent.put(n, r.version());
+          carried.put(n, r.version());
           resources.add(r.any());
         }
       }
       if (resources.isEmpty()) {
         return;
       }
+      lastResponse = carried;
     }
     owesResponse = false;
     String nonce = nonceSupplier.get();
@@ -244,5 +262,13 @@ final class SotwTypeState {
 
   Map<String, String> sentVersions() {
     return Map.copyOf(sent);
+  }
+
+  Map<String, String> ackedVersions() {
+    return Map.copyOf(acked);
+  }
+
+  Map<String, String> lastResponseVersions() {
+    return lastResponse;
   }
 }
