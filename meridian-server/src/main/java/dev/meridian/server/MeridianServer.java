@@ -103,6 +103,7 @@ public final class MeridianServer implements AutoCloseable {
   private volatile boolean serving;
   private final java.util.concurrent.atomic.AtomicBoolean closing =
       new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
 
   public MeridianServer(Options options) {
     this.options = options;
@@ -159,7 +160,7 @@ public final class MeridianServer implements AutoCloseable {
     try {
       grpc = b.build().start();
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
-          () -> !closing.get(), () -> serving && hub.isLoaded(), hub);
+          () -> !closing.get(), this::isReady, hub);
     } catch (IOException e) {
       close();
       throw e;
@@ -185,8 +186,12 @@ public final class MeridianServer implements AutoCloseable {
     return hub;
   }
 
+  /** Returns once the gRPC server has terminated and, if {@link #close} runs, once it is done. */
   public void awaitTermination() throws InterruptedException {
     grpc.awaitTermination();
+    if (closing.get()) {
+      closed.await();
+    }
   }
 
   /**
@@ -231,6 +236,12 @@ public final class MeridianServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)
         .kv("forced", forced)
         .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());
+    closed.countDown();
+  }
+
+  /** Readiness ({@code /readyz}): the config is loaded, gRPC is serving and no shutdown began. */
+  public boolean isReady() {
+    return serving && !closing.get() && hub.isLoaded();
   }
 
   /** True once {@link #close} has started. */
