@@ -3,6 +3,7 @@ package dev.meridian.cli;
 import dev.meridian.config.ConfigException;
 import dev.meridian.server.MeridianServer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,11 +19,51 @@ final class ServeCommand implements Callable<Integer> {
   int xdsPort;
 
   @Option(names = "--http-port", defaultValue = "18001",
-      description = "HTTP port for /healthz (default ${DEFAULT-VALUE}).")
+      description = "HTTP (admin) port: /healthz, /readyz, /config_dump, /clients, /metrics "
+          + "(default ${DEFAULT-VALUE}).")
   int httpPort;
 
-  @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address to listen on (default ${DEFAULT-VALUE}).")
+  @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address the xDS port listens on (default ${DEFAULT-VALUE}).")
   String bind;
+
+  @Option(names = "--admin-bind", defaultValue = MeridianServer.Options.DEFAULT_ADMIN_BIND,
+      paramLabel = "ADDR", description = "Address the HTTP (admin) port listens on; loopback only "
+          + "unless set, since /config_dump shows every resource (default ${DEFAULT-VALUE}).")
+  String adminBind;
+
+  @Option(names = "--max-connection-age", paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      description = "Send GOAWAY to connections older than this, so clients rebalance across "
+          + "replicas (default: never).")
+  Duration maxConnectionAge;
+
+  @Option(names = "--max-connection-age-grace", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "After that GOAWAY, how long streams may go on before the connection is "
+          + "closed (default ${DEFAULT-VALUE}).")
+  Duration maxConnectionAgeGrace;
+
+  @Option(names = "--permit-keepalive-time", paramLabel = "DURATION", defaultValue = "5s",
+      converter = DurationConverter.class,
+      description = "The most frequent client keepalive ping accepted; grpc-java pings at most "
+          + "every 10s, Envoy per its connection_keepalive (default ${DEFAULT-VALUE}).")
+  Duration permitKeepAliveTime;
+
+  @Option(names = "--keepalive-time", paramLabel = "DURATION", defaultValue = "30s",
+      converter = DurationConverter.class,
+      description = "Ping idle client connections this often to find dead ones (default ${DEFAULT-VALUE}).")
+  Duration keepAliveTime;
+
+  @Option(names = "--keepalive-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Close a connection whose ping is unanswered this long (default ${DEFAULT-VALUE}).")
+  Duration keepAliveTimeout;
+
+  @Option(names = "--shutdown-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "On SIGTERM/SIGINT, how long to wait for streams to end before forcing them "
+          + "(default ${DEFAULT-VALUE}).")
+  Duration shutdownTimeout;
 
   @Option(names = "--log-level", defaultValue = "info", description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
   String logLevel;
@@ -31,7 +72,11 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Logging.configure(logLevel);
     MeridianServer server = new MeridianServer(
-        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000));
+        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000)
+            .withAdminBind(adminBind)
+            .withMaxConnectionAge(maxConnectionAge, maxConnectionAgeGrace)
+            .withKeepAlive(permitKeepAliveTime, keepAliveTime, keepAliveTimeout)
+            .withShutdownTimeout(shutdownTimeout));
     try {
       server.start();
     } catch (ConfigException e) {
@@ -42,7 +87,9 @@ final class ServeCommand implements Callable<Integer> {
       return 3;
     }
     System.err.printf("meridian: serving xDS on %s:%d, HTTP on %s:%d, config %s%n", bind,
-        server.xdsPort(), bind, server.httpPort(), config);
+        server.xdsPort(), adminBind, server.httpPort(), config);
+    Signals.onTermination(server::close);
+    // Any other way the JVM exits (System.exit, a signal we do not handle) still closes cleanly.
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "meridian-shutdown"));
     server.awaitTermination();
     return 0;
