@@ -136,6 +136,7 @@ final class AdminJson {
           JsonObject ro = new JsonObject();
           ro.addProperty("name", r.name());
           ro.addProperty("version", r.version());
+          ro.addProperty("redacted", t == ResourceType.SECRET);
           ro.add("resource", JsonParser.parseString(print(r)));
           resources.add(ro);
         }
@@ -150,12 +151,26 @@ final class AdminJson {
     return root;
   }
 
+  /**
+   * A resource as proto3 JSON with {@code @type}. Secrets (SDS: private keys, session ticket keys)
+   * are never dumped: only their name is, as a valid Secret.
+   */
   private static String print(XdsResource r) {
     try {
-      return EnvoyTypeRegistry.get().printer().print(r.any());
+      return EnvoyTypeRegistry.get().printer().print(redacted(r));
     } catch (InvalidProtocolBufferException e) {
       // Every served resource was parsed with the same registry; this would be a bug.
       throw new IllegalStateException("cannot print " + r, e);
     }
+  }
+
+  /** The resource as an Any, with a Secret's content left out (shared with CSDS). */
+  static com.google.protobuf.Any redacted(XdsResource r) {
+    if (r.type() != ResourceType.SECRET) {
+      return r.any();
+    }
+    return com.google.protobuf.Any.pack(
+        io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.newBuilder()
+            .setName(r.name()).build());
   }
 }

@@ -138,7 +138,7 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
             // one the client runs. Only attach what this server still holds at that version.
             String want = r.rejectedVersion() != null ? r.rejectedVersion() : r.version();
             if (r.served().version().equals(want)) {
-              g.setXdsConfig(r.served().any());
+              g.setXdsConfig(AdminJson.redacted(r.served())); // secrets: name only
             }
           }
           if (r.nack() != null) {

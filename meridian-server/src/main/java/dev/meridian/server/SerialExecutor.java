@@ -28,7 +28,15 @@ final class SerialExecutor implements Executor {
 
   private void schedule() {
     if (running.compareAndSet(false, true)) {
-      pool.execute(this::drain);
+      try {
+        pool.execute(this::drain);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // The server has shut down: late transport callbacks (a cancel after termination) have
+        // nothing left to act on.
+        running.set(false);
+        tasks.clear();
+        LOG.log(System.Logger.Level.DEBUG, "task dropped after shutdown");
+      }
     }
   }
 

@@ -134,6 +134,66 @@ class AdminHttpTest {
         && type(x, "CDS").get("last_acked_version").getAsString().equals(update.getVersionInfo()));
   }
 
+  static final String GROUPED = OpsFixture.config("1s") + """
+      groups:
+        - name: gateways
+          match: { node_id: "gw-*" }
+          resources:
+            - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+              name: gw-cluster
+              connect_timeout: 5s
+            - "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret
+              name: gw-cert
+              tls_certificate:
+                private_key: { inline_string: "TOP-SECRET-KEY" }
+      """;
+
+  @Test
+  void clientsShowsAPerTypeStreamAndTheGroupItsNodeIsIn() throws Exception {
+    f.reload(GROUPED);
+    java.util.concurrent.BlockingQueue<DiscoveryResponse> got =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    var requests = io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc
+        .newStub(f.channel).streamClusters(new io.grpc.stub.StreamObserver<>() {
+          @Override public void onNext(DiscoveryResponse r) {
+            got.add(r);
+          }
+
+          @Override public void onError(Throwable t) {}
+
+          @Override public void onCompleted() {}
+        });
+    requests.onNext(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
+        .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("gw-1")).build());
+    DiscoveryResponse r = got.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(r).isNotNull();
+    JsonObject c = awaitClients(x -> !x.get("node_id").isJsonNull())
+        .getAsJsonArray("clients").get(0).getAsJsonObject();
+    assertThat(c.get("group").getAsString()).isEqualTo("gateways");
+    assertThat(c.get("ads").getAsBoolean()).isFalse();
+    assertThat(c.get("service").getAsString()).isEqualTo("CDS");
+    assertThat(c.get("method").getAsString())
+        .isEqualTo("envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters");
+    assertThat(type(c, "CDS").get("pending_nonce").getAsString()).isEqualTo(r.getNonce());
+    assertThat(type(c, "CDS").get("last_sent_version").getAsString()).isEqualTo(r.getVersionInfo());
+    assertThat(type(c, "CDS").getAsJsonObject("sent_resource_versions").keySet())
+        .containsExactly("gw-cluster");
+    requests.onCompleted();
+  }
+
+  @Test
+  void configDumpNeverShowsSecretContents() throws Exception {
+    f.reload(GROUPED);
+    String body = f.get("/config_dump").body();
+    assertThat(body).doesNotContain("TOP-SECRET-KEY");
+    JsonObject sds = f.getJson("/config_dump?group=gateways&type=secrets").getAsJsonArray("groups")
+        .get(0).getAsJsonObject().getAsJsonArray("types").get(0).getAsJsonObject()
+        .getAsJsonArray("resources").get(0).getAsJsonObject();
+    assertThat(sds.get("name").getAsString()).isEqualTo("gw-cert");
+    assertThat(sds.get("redacted").getAsBoolean()).isTrue();
+    assertThat(sds.getAsJsonObject("resource").keySet()).containsExactly("@type", "name");
+  }
+
   @Test
   void configDumpServesResourcesAsProto3JsonPerGroupAndType() throws Exception {
     JsonObject all = f.getJson("/config_dump");
