@@ -27,6 +27,8 @@ public final class Metrics {
   private final LongAdder reloadsOk = new LongAdder();
   private final LongAdder reloadsFailed = new LongAdder();
   private final Map<String, LongAdder> streamsOpened = new java.util.concurrent.ConcurrentHashMap<>();
+  /** variant + NUL + type abbreviation → connected streams that have requested that type. */
+  private final Map<String, LongAdder> streamsByType = new java.util.concurrent.ConcurrentHashMap<>();
 
   public Metrics() {
     for (ResourceType t : ResourceType.values()) {
@@ -71,6 +73,18 @@ public final class Metrics {
     streamsOpened.computeIfAbsent(variant, v -> new LongAdder()).increment();
   }
 
+  /** A stream of {@code variant} requested {@code type} for the first time. */
+  public void typeRequested(String variant, ResourceType type) {
+    streamsByType.computeIfAbsent(variant + "\u0000" + type.abbreviation(), k -> new LongAdder())
+        .increment();
+  }
+
+  /** A stream that had requested {@code type} closed. */
+  public void typeReleased(String variant, ResourceType type) {
+    streamsByType.computeIfAbsent(variant + "\u0000" + type.abbreviation(), k -> new LongAdder())
+        .decrement();
+  }
+
   /** Renders every family; gauges are computed now from the registry and the served config. */
   public String render(StreamRegistry registry, ServedConfig config) {
     StringBuilder sb = new StringBuilder(4096);
@@ -86,6 +100,13 @@ public final class Metrics {
       sb.append("meridian_streams_connected{variant=\"").append(k[0]).append("\",service=\"")
           .append(k[1]).append("\"} ").append(e.getValue()).append('\n');
     }
+    header(sb, "meridian_streams_by_type", "gauge",
+        "Connected xDS streams that have requested each type (an ADS stream counts once per type).");
+    new TreeMap<>(streamsByType).forEach((k, n) -> {
+      String[] kv = k.split("\u0000");
+      sb.append("meridian_streams_by_type{variant=\"").append(kv[0]).append("\",type=\"")
+          .append(kv[1]).append("\"} ").append(n.sum()).append('\n');
+    });
     header(sb, "meridian_streams_opened_total", "counter", "xDS streams opened, by variant.");
     new TreeMap<>(streamsOpened).forEach((v, n) -> sb.append("meridian_streams_opened_total{variant=\"")
         .append(v).append("\"} ").append(n.sum()).append('\n'));

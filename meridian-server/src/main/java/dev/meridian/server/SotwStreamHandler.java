@@ -35,6 +35,8 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
   private final StreamInfo info;
   private final ResourceType serviceType;
   private boolean announced;
+  private final java.util.EnumSet<ResourceType> requestedTypes =
+      java.util.EnumSet.noneOf(ResourceType.class);
   /** When the latest config change reached this stream (System.nanoTime), 0 if none yet. */
   private long configChangedAt;
   /** Per type: the config change a response in flight carries, for the push latency histogram. */
@@ -68,6 +70,9 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
             : ResourceType.fromTypeUrl(request.getTypeUrl()).orElse(null);
         if (t != null) {
           hub.metrics().request(t);
+          if (t.availableInSotw() && requestedTypes.add(t)) {
+            hub.metrics().typeRequested(StreamInfo.SOTW, t);
+          }
         }
         apply(stream.onRequest(request, hub.current()));
         announce();
@@ -157,6 +162,7 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
       backlog.clear();
       hub.unregister(this);
       hub.registry().unregister(this);
+      requestedTypes.forEach(t -> hub.metrics().typeReleased(StreamInfo.SOTW, t));
       announce();
       LOG.log(System.Logger.Level.INFO, LogLine.of("stream_close").kv("stream", info.id())
           .kv("node", stream.node() == null ? null : stream.node().getId()).kv("peer", info.peer())

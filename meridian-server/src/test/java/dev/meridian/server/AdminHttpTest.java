@@ -236,6 +236,11 @@ class AdminHttpTest {
         .startsWith("text/plain; version=0.0.4");
     assertThat(metric(text, "meridian_streams_connected{variant=\"sotw\",service=\"ads\"}"))
         .isEqualTo(1);
+    assertThat(metric(text, "meridian_streams_by_type{variant=\"sotw\",type=\"CDS\"}"))
+        .isEqualTo(1);
+    assertThat(metric(text, "meridian_streams_by_type{variant=\"sotw\",type=\"LDS\"}"))
+        .isEqualTo(1);
+    assertThat(metric(text, "meridian_streams_opened_total{variant=\"sotw\"}")).isEqualTo(1);
     assertThat(metric(text, "meridian_requests_total{type=\"CDS\"}")).isEqualTo(3);
     assertThat(metric(text, "meridian_responses_total{type=\"CDS\"}")).isEqualTo(2);
     assertThat(metric(text, "meridian_acks_total{type=\"CDS\"}")).isEqualTo(2);
@@ -250,8 +255,9 @@ class AdminHttpTest {
     await("failed reload counted",
         () -> metric("meridian_config_reloads_total{result=\"failed\"}") == 1);
     envoy.disconnect();
-    await("stream gone from the gauge",
-        () -> !get("/metrics").contains("meridian_streams_connected{"));
+    await("stream gone from the gauges",
+        () -> !get("/metrics").contains("meridian_streams_connected{")
+            && metric("meridian_streams_by_type{variant=\"sotw\",type=\"CDS\"}") == 0);
   }
 
   private String get(String path) {
