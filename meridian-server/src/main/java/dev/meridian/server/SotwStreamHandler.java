@@ -14,6 +14,8 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Adapts one gRPC SotW stream to the protocol core. Everything runs on the stream's serial executor;
@@ -21,8 +23,6 @@ import java.util.Set;
  */
 final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, DiscoveryHub.Listener,
     ConnectedStream {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server.xds");
-
   private final DiscoveryHub hub;
   private final SotwStream stream;
   private final ServerCallStreamObserver<DiscoveryResponse> responses;
@@ -31,19 +31,9 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
   /** Responses waiting for the transport to be ready; at most one per type (flow control). */
   private final ArrayDeque<DiscoveryResponse> backlog = new ArrayDeque<>();
   private boolean done;
-  // --- operations (admin, CSDS, metrics, logs); see ConnectedStream ---
-  private final StreamInfo info;
+  /** Operations: id, peer, metrics and log lines (admin, CSDS); see ConnectedStream. */
+  private final StreamTelemetry telemetry;
   private final ResourceType serviceType;
-  private boolean announced;
-  private final java.util.EnumSet<ResourceType> requestedTypes =
-      java.util.EnumSet.noneOf(ResourceType.class);
-  /** When the latest config change reached this stream (System.nanoTime), 0 if none yet. */
-  private long configChangedAt;
-  /** Per type: the config change a response in flight carries, for the push latency histogram. */
-  private final java.util.EnumMap<ResourceType, Long> pushStartedAt =
-      new java.util.EnumMap<>(ResourceType.class);
-  private final java.util.EnumMap<ResourceType, Long> pushedChange =
-      new java.util.EnumMap<>(ResourceType.class);
 
   SotwStreamHandler(DiscoveryHub hub, ResourceType serviceType, Clock clock,
       StreamObserver<DiscoveryResponse> responses, SerialExecutor executor, String description) {
@@ -53,10 +43,8 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
     this.executor = executor;
     this.description = description;
     this.serviceType = serviceType;
-    this.info = new StreamInfo(hub.registry().nextId(), StreamInfo.SOTW,
-        StreamInfo.service(serviceType), description, PeerAddress.current(), clock.instant());
+    this.telemetry = new StreamTelemetry(hub, StreamInfo.SOTW, serviceType, description, clock);
     hub.registry().register(this);
-    hub.metrics().streamOpened(StreamInfo.SOTW);
     this.responses.setOnReadyHandler(() -> executor.execute(this::flush));
     this.responses.setOnCancelHandler(() -> executor.execute(() -> finish("cancelled")));
     hub.register(this);
@@ -66,16 +54,10 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
   public void onNext(DiscoveryRequest request) {
     executor.execute(() -> {
       if (!done) {
-        ResourceType t = serviceType != null ? serviceType
-            : ResourceType.fromTypeUrl(request.getTypeUrl()).orElse(null);
-        if (t != null) {
-          hub.metrics().request(t);
-          if (t.availableInSotw() && requestedTypes.add(t)) {
-            hub.metrics().typeRequested(StreamInfo.SOTW, t);
-          }
-        }
+        telemetry.request(serviceType != null ? serviceType
+            : ResourceType.fromTypeUrl(request.getTypeUrl()).orElse(null));
         apply(stream.onRequest(request, hub.current()));
-        announce();
+        telemetry.announce(stream.node(), stream.group());
       }
     });
   }
@@ -85,7 +67,7 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
     long at = System.nanoTime();
     executor.execute(() -> {
       if (!done) {
-        configChangedAt = at;
+        telemetry.configChanged(at);
         apply(stream.onConfig(config, changes));
       }
     });
@@ -110,33 +92,15 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
     for (Outcome o : outcomes) {
       if (o instanceof Outcome.Send s) {
         DiscoveryResponse r = (DiscoveryResponse) s.response();
-        hub.metrics().response(s.type(), r.getSerializedSize());
-        if (configChangedAt != 0 && !Long.valueOf(configChangedAt).equals(pushedChange.get(s.type()))) {
-          pushedChange.put(s.type(), configChangedAt);
-          pushStartedAt.put(s.type(), configChangedAt);
-        }
+        telemetry.sent(s.type(), r.getSerializedSize());
         backlog.add(r);
         flush();
       } else if (o instanceof Outcome.Nacked n) {
-        hub.metrics().nack(n.nack().type());
-        pushStartedAt.remove(n.nack().type());
-        LOG.log(System.Logger.Level.WARNING, LogLine.of("nack")
-            .kv("stream", info.id()).kv("node", n.nack().nodeId()).kv("group", stream.group())
-            .kv("peer", info.peer()).kv("type", n.nack().type().abbreviation())
-            .kv("rejected_version", n.nack().rejectedVersion())
-            .kv("kept_version", n.nack().keptVersion()).kv("code", n.nack().code())
-            .kv("message", n.nack().message()).toString());
+        telemetry.nacked(n.nack(), stream.group());
       } else if (o instanceof Outcome.Ack a) {
-        hub.metrics().ack(a.type());
-        Long started = pushStartedAt.remove(a.type());
-        if (started != null) {
-          hub.metrics().pushLatency(a.type(), System.nanoTime() - started);
-        }
-        LOG.log(System.Logger.Level.DEBUG, "ACK {0} {1} version={2}", description,
-            a.type().abbreviation(), a.version());
+        telemetry.acked(a.type(), a.version());
       } else if (o instanceof Outcome.Ignored i) {
-        LOG.log(System.Logger.Level.DEBUG, "{0} {1}: ignored: {2}", description,
-            i.type().abbreviation(), i.reason());
+        telemetry.ignored(i.type(), i.reason());
       } else if (o instanceof Outcome.Close c) {
         finish("closed by server: " + c.code() + ": " + c.message());
         responses.onError(GrpcStatuses.toStatus(c).asRuntimeException());
@@ -162,41 +126,23 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
       backlog.clear();
       hub.unregister(this);
       hub.registry().unregister(this);
-      requestedTypes.forEach(t -> hub.metrics().typeReleased(StreamInfo.SOTW, t));
-      announce();
-      LOG.log(System.Logger.Level.INFO, LogLine.of("stream_close").kv("stream", info.id())
-          .kv("node", stream.node() == null ? null : stream.node().getId()).kv("peer", info.peer())
-          .kv("method", info.method()).kv("duration_ms",
-              java.time.Duration.between(info.connectedSince(), java.time.Instant.now()).toMillis())
-          .kv("reason", reason).toString());
-    }
-  }
-
-  /** Logs the stream's opening once its node is known (its first request), or at its close. */
-  private void announce() {
-    if (!announced) {
-      announced = true;
-      LOG.log(System.Logger.Level.INFO, LogLine.of("stream_open").kv("stream", info.id())
-          .kv("node", stream.node() == null ? null : stream.node().getId())
-          .kv("cluster", stream.node() == null ? null : stream.node().getCluster())
-          .kv("group", stream.group()).kv("peer", info.peer()).kv("variant", info.variant())
-          .kv("method", info.method()).toString());
+      telemetry.closed(stream.node(), stream.group(), reason);
     }
   }
 
   @Override
   public StreamInfo info() {
-    return info;
+    return telemetry.info;
   }
 
   @Override
-  public java.util.concurrent.CompletableFuture<ClientStatus> status() {
-    java.util.concurrent.CompletableFuture<ClientStatus> f =
-        new java.util.concurrent.CompletableFuture<>();
+  public CompletableFuture<ClientStatus> status() {
+    CompletableFuture<ClientStatus> f =
+        new CompletableFuture<>();
     try {
       executor.execute(() -> f.complete(
-          new ClientStatus(info, stream.node(), stream.group(), stream.status())));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+          new ClientStatus(telemetry.info, stream.node(), stream.group(), stream.status())));
+    } catch (RejectedExecutionException e) {
       f.completeExceptionally(e);
     }
     return f;
