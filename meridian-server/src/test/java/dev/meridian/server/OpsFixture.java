@@ -78,10 +78,16 @@ final class OpsFixture implements AutoCloseable {
     channel = ManagedChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
   }
 
-  /** Rewrites the config file and waits until the server serves the new content. */
+  /**
+   * Replaces the config file atomically (the watcher must never see it half-written, which would
+   * count as a failed reload) and waits until the server serves the new content.
+   */
   void reload(String content) throws IOException {
     var before = server.hub().current();
-    Files.writeString(file, content);
+    Path tmp = dir.resolve("meridian.yaml.tmp");
+    Files.writeString(tmp, content);
+    Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     await("config reloaded", () -> server.hub().current() != before);
   }
 
