@@ -34,6 +34,8 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
   /** Operations: id, peer, metrics and log lines (admin, CSDS); see ConnectedStream. */
   private final StreamTelemetry telemetry;
   private final ResourceType serviceType;
+  /** Shutting down: end the stream as soon as the backlog is written. */
+  private boolean draining;
 
   SotwStreamHandler(DiscoveryHub hub, ResourceType serviceType, Clock clock,
       StreamObserver<DiscoveryResponse> responses, SerialExecutor executor, String description) {
@@ -90,6 +92,9 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
 
   private void apply(List<Outcome> outcomes) {
     for (Outcome o : outcomes) {
+      if (done) {
+        return; // ended meanwhile (a drain that completed on this very send)
+      }
       if (o instanceof Outcome.Send s) {
         DiscoveryResponse r = (DiscoveryResponse) s.response();
         telemetry.sent(s.type(), r.getSerializedSize());
@@ -113,6 +118,11 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
   private void flush() {
     while (!done && !backlog.isEmpty() && responses.isReady()) {
       responses.onNext(backlog.poll());
+    }
+    if (draining && !done && backlog.isEmpty()) {
+      finish("server shutting down");
+      responses.onError(Status.UNAVAILABLE.withDescription("server shutting down")
+          .asRuntimeException());
     }
   }
 
@@ -148,14 +158,16 @@ final class SotwStreamHandler implements StreamObserver<DiscoveryRequest>, Disco
     return f;
   }
 
+  /**
+   * Ends the stream once every queued response is handed to the transport (gRPC writes them before
+   * the trailers); a client too slow to take them is cut by the server's shutdown deadline.
+   */
   @Override
   public void drain() {
     executor.execute(() -> {
       if (!done) {
-        flush(); // what the transport can take; gRPC writes it before the trailers
-        finish("server shutting down");
-        responses.onError(Status.UNAVAILABLE.withDescription("server shutting down")
-            .asRuntimeException());
+        draining = true;
+        flush();
       }
     });
   }
