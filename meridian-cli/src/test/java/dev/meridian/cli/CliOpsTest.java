@@ -120,10 +120,10 @@ class CliOpsTest {
       assertThat(lines.get(0)).matches(
           "NODE\\s+CLUSTER\\s+TYPE\\s+NAME\\s+STATUS\\s+SERVER\\s+VERSION\\s+ERROR");
       assertThat(lines).anySatisfy(l -> assertThat(l)
-          .matches("envoy-a\\s+edge\\s+Cluster\\s+greeter-v1\\s+ACKED\\s+SYNCED\\s+"
+          .matches("envoy-a\\s+edge\\s+CDS\\s+greeter-v1\\s+ACKED\\s+SYNCED\\s+"
               + Pattern.quote(cds.getVersionInfo())));
       assertThat(lines).anySatisfy(l -> assertThat(l)
-          .matches("envoy-a\\s+edge\\s+Listener\\s+http\\s+NACKED\\s+ERROR\\s+-\\s+bad listener"));
+          .matches("envoy-a\\s+edge\\s+LDS\\s+http\\s+NACKED\\s+ERROR\\s+-\\s+bad listener"));
 
       String[] none = run("status", "--server", server_, "--node-id", "nobody");
       assertThat(none[0]).isEqualTo("0");
