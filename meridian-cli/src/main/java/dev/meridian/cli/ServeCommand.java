@@ -5,6 +5,7 @@ import dev.meridian.config.ReferenceCheck;
 import dev.meridian.server.FilePublisher;
 import dev.meridian.server.MeridianServer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -20,23 +21,65 @@ final class ServeCommand implements Callable<Integer> {
   int xdsPort;
 
   @Option(names = "--http-port", defaultValue = "18001",
-      description = "HTTP port for /healthz (default ${DEFAULT-VALUE}).")
+      description = "HTTP (admin) port: /healthz, /readyz, /config_dump, /clients, /metrics "
+          + "(default ${DEFAULT-VALUE}).")
   int httpPort;
 
-  @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address to listen on (default ${DEFAULT-VALUE}).")
+  @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address the xDS port listens on (default ${DEFAULT-VALUE}).")
   String bind;
 
+  @Option(names = "--admin-bind", defaultValue = MeridianServer.Options.DEFAULT_ADMIN_BIND,
+      paramLabel = "ADDR", description = "Address the HTTP (admin) port listens on; loopback only "
+          + "unless set, since /config_dump shows every resource (default ${DEFAULT-VALUE}).")
+  String adminBind;
+
+  @Option(names = "--max-connection-age", paramLabel = "DURATION",
+      converter = DurationConverter.class,
+      description = "Send GOAWAY to connections older than this, so clients rebalance across "
+          + "replicas (default: never).")
+  Duration maxConnectionAge;
+
+  @Option(names = "--max-connection-age-grace", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "After that GOAWAY, how long streams may go on before the connection is "
+          + "closed (default ${DEFAULT-VALUE}).")
+  Duration maxConnectionAgeGrace;
+
+  @Option(names = "--permit-keepalive-time", paramLabel = "DURATION", defaultValue = "5s",
+      converter = DurationConverter.class,
+      description = "The most frequent client keepalive ping accepted; grpc-java pings at most "
+          + "every 10s, Envoy per its connection_keepalive (default ${DEFAULT-VALUE}).")
+  Duration permitKeepAliveTime;
+
+  @Option(names = "--keepalive-time", paramLabel = "DURATION", defaultValue = "30s",
+      converter = DurationConverter.class,
+      description = "Ping idle client connections this often to find dead ones (default ${DEFAULT-VALUE}).")
+  Duration keepAliveTime;
+
+  @Option(names = "--keepalive-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Close a connection whose ping is unanswered this long (default ${DEFAULT-VALUE}).")
+  Duration keepAliveTimeout;
+
+  @Option(names = "--shutdown-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "On SIGTERM/SIGINT, how long to wait for streams to end before forcing them "
+          + "(default ${DEFAULT-VALUE}).")
+  Duration shutdownTimeout;
+
   @Option(names = "--heartbeat-interval", paramLabel = "DURATION",
+      converter = DurationConverter.class,
       description = "How often resources with a TTL are heartbeated, e.g. 5s or 500ms (default: a third of each TTL; never more).")
-  String heartbeatInterval;
+  Duration heartbeatInterval;
 
   @Option(names = "--reference-check", defaultValue = "warn", paramLabel = "MODE",
       description = "Dangling references on load (EDS cluster without endpoints, RDS name without route configuration, route to an unknown cluster): off, warn or reject (default ${DEFAULT-VALUE}).")
   String referenceCheck;
 
   @Option(names = "--rest-max-wait", defaultValue = "60s", paramLabel = "DURATION",
+      converter = DurationConverter.class,
       description = "Longest a REST-JSON poll may be held with 'Prefer: wait=N' (default ${DEFAULT-VALUE}).")
-  String restMaxWait;
+  Duration restMaxWait;
 
   @Option(names = "--publish-dir", paramLabel = "DIR",
       description = "Also publish every group's resources as DIR/<group>/<type>.<ext> DiscoveryResponse files, for Envoy's path config sources.")
@@ -53,22 +96,24 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Logging.configure(logLevel);
     ReferenceCheck check;
-    java.time.Duration heartbeat = null;
-    java.time.Duration maxWait;
     FilePublisher.Format format;
     try {
       check = ReferenceCheck.parse(referenceCheck);
-      if (heartbeatInterval != null) {
-        heartbeat = Durations.parse(heartbeatInterval);
-      }
-      maxWait = Durations.parse(restMaxWait);
       format = FilePublisher.Format.parse(publishFormat);
     } catch (IllegalArgumentException e) {
       System.err.println("meridian: " + e.getMessage());
       return 2;
     }
-    MeridianServer server = new MeridianServer(new MeridianServer.Options(config, bind, xdsPort,
-        httpPort, 1000, heartbeat, check, maxWait, publishDir, format));
+    MeridianServer server = new MeridianServer(
+        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000)
+            .withAdminBind(adminBind)
+            .withMaxConnectionAge(maxConnectionAge, maxConnectionAgeGrace)
+            .withKeepAlive(permitKeepAliveTime, keepAliveTime, keepAliveTimeout)
+            .withShutdownTimeout(shutdownTimeout)
+            .withHeartbeatInterval(heartbeatInterval)
+            .withReferenceCheck(check)
+            .withRestMaxWait(restMaxWait)
+            .withPublish(publishDir, format));
     try {
       server.start();
     } catch (ConfigException e) {
@@ -79,7 +124,9 @@ final class ServeCommand implements Callable<Integer> {
       return 3;
     }
     System.err.printf("meridian: serving xDS on %s:%d, HTTP on %s:%d, config %s%n", bind,
-        server.xdsPort(), bind, server.httpPort(), config);
+        server.xdsPort(), adminBind, server.httpPort(), config);
+    Signals.onTermination(server::close);
+    // Any other way the JVM exits (System.exit, a signal we do not handle) still closes cleanly.
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "meridian-shutdown"));
     server.awaitTermination();
     return 0;

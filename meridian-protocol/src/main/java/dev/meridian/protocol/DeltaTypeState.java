@@ -26,10 +26,6 @@ final class DeltaTypeState extends TypeState {
   private final Map<String, String> held = new HashMap<>();
   /** Keys the client must hear about even if nothing changed (wildcard-unsubscribe rule). */
   private final Set<String> mustAnswer = new HashSet<>();
-  /** What the response in flight sets: key → version (ABSENT for removals). */
-  private Map<String, String> inFlight = Map.of();
-  /** key → version the client ACKed. */
-  private final Map<String, String> acked = new HashMap<>();
   private String systemVersion = "";
 
   DeltaTypeState(ResourceType type, ClientFeatures features, Clock clock) {
@@ -59,7 +55,7 @@ final class DeltaTypeState extends TypeState {
     for (XdsResource r : due) {
       b.addResources(r.heartbeat());
     }
-    inFlight = Map.of();
+    lastResponse = Map.of();
     out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
   }
 
@@ -92,9 +88,9 @@ final class DeltaTypeState extends TypeState {
         dirty.add(n);
       }
     }
+    dropped(change.removed());
     for (String n : change.removed()) {
       held.remove(n);
-      acked.remove(n);
       if (subscription.isWildcard()) {
         // Spec: a wildcard client that drops a specific name cannot tell whether the wildcard
         // still covers it; answer with the resource or with its removal.
@@ -110,24 +106,6 @@ final class DeltaTypeState extends TypeState {
       held.keySet().removeIf(k -> !subscription.isExplicit(k));
     }
     respondIfIdle(snapshot, nonces, out);
-  }
-
-  @Override
-  void onAck() {
-    inFlight.forEach((k, v) -> {
-      if (v.equals(ABSENT)) {
-        acked.remove(k);
-      } else {
-        acked.put(k, v);
-      }
-    });
-    inFlight = Map.of();
-  }
-
-  @Override
-  void onNack() {
-    // `held` keeps the rejected versions: they are not resent until they change.
-    inFlight = Map.of();
   }
 
   @Override
@@ -186,7 +164,7 @@ final class DeltaTypeState extends TypeState {
       return;
     }
     systemVersion = snapshot.version();
-    inFlight = sets;
+    lastResponse = sets;
     sentNow(bodies);
     out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)
@@ -204,6 +182,8 @@ final class DeltaTypeState extends TypeState {
 
   @Override
   Map<String, String> resourceVersions() {
-    return Map.copyOf(acked);
+    Map<String, String> holds = new HashMap<>(held);
+    holds.values().removeIf(ABSENT::equals);
+    return holds;
   }
 }

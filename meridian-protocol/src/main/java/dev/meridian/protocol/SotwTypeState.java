@@ -33,6 +33,11 @@ final class SotwTypeState extends TypeState {
   }
 
   @Override
+  boolean replacesState() {
+    return type.fullStateInSotw();
+  }
+
+  @Override
   void forget(String key) {
     sent.remove(key);
     if (type.fullStateInSotw()) {
@@ -83,10 +88,12 @@ final class SotwTypeState extends TypeState {
     for (String n : change.removed()) {
       if (!subscription.covers(n)) {
         sent.remove(n);
+        dropped(List.of(n));
       }
     }
     if (change.wildcardRemoved()) {
       sent.keySet().removeIf(n -> !subscription.covers(n));
+      acked.keySet().removeIf(n -> !subscription.covers(n));
     }
     for (String n : change.added()) {
       sent.remove(n);
@@ -103,6 +110,8 @@ final class SotwTypeState extends TypeState {
         view(snapshot).forEach((n, r) -> sent.put(n, r.version()));
         sentVersionInfo = clientVersion;
         ackedVersion = clientVersion;
+        acked.clear();
+        acked.putAll(sent);
         owesResponse = false;
       } else if (type.fullStateInSotw()) {
         owesResponse = true;
@@ -136,16 +145,20 @@ final class SotwTypeState extends TypeState {
       }
       Map<String, String> before = new HashMap<>(sent);
       sent.clear();
+      Map<String, String> carried = new TreeMap<>();
       view.forEach((n, r) -> {
         sent.put(n, r.version());
+        carried.put(n, r.version());
         resources.add(r);
         if (!r.version().equals(before.get(n))) {
           onSent.accept(r);
         }
       });
+      lastResponse = carried;
     } else {
       Collection<String> candidates = dirtyAll ? candidates(snapshot) : new ArrayList<>(dirty);
       clearDirty();
+      Map<String, String> carried = new TreeMap<>();
       for (String n : candidates) {
         XdsResource r = subscription.covers(n) ? snapshot.get(n) : null;
         if (r == null) {
@@ -154,6 +167,7 @@ final class SotwTypeState extends TypeState {
           sent.remove(n);
         } else if (!r.version().equals(sent.get(n))) {
           sent.put(n, r.version());
+          carried.put(n, r.version());
           resources.add(r);
           onSent.accept(r);
         }
@@ -161,6 +175,7 @@ final class SotwTypeState extends TypeState {
       if (resources.isEmpty()) {
         return;
       }
+      lastResponse = carried;
     }
     owesResponse = false;
     String nonce = mint(nonceSupplier);

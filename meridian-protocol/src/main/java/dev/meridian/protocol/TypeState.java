@@ -24,6 +24,12 @@ abstract class TypeState {
   boolean awaitingAck;
   String ackedVersion = "";
   Nack lastNack;
+  /** Marks a removal in {@link #lastResponse}. */
+  static final String REMOVED = "";
+  /** key → version the client ACKed: what it is known to run (for admin and CSDS). */
+  final java.util.Map<String, String> acked = new java.util.HashMap<>();
+  /** key → version carried by the latest response (REMOVED for removals); in flight or NACKed. */
+  java.util.Map<String, String> lastResponse = java.util.Map.of();
   /** ADS sequencing (see XdsStream): whether this type may respond now. */
   java.util.function.Predicate<ResourceType> gate = t -> true;
   /** Told of each resource sent with a version new to the client (warming, sequencing). */
@@ -54,23 +60,36 @@ abstract class TypeState {
     }
     awaitingAck = false;
     if (hasError) {
+      // What was sent stays recorded, so it is not resent; the client still runs what it ACKed.
       lastNack = new Nack(nodeId, type, sentVersion, clientVersion, nonce, error.getCode(),
           Nack.bound(error.getMessage()), clock.instant());
       out.add(new Outcome.Nacked(lastNack));
-      onNack();
     } else {
       ackedVersion = sentVersion;
+      if (replacesState()) {
+        acked.clear(); // a full-state response replaces everything the client held
+      }
+      lastResponse.forEach((k, v) -> {
+        if (v.equals(REMOVED)) {
+          acked.remove(k);
+        } else {
+          acked.put(k, v);
+        }
+      });
       out.add(new Outcome.Ack(type, sentVersion, nonce));
-      onAck();
     }
     return true;
   }
 
-  /** The client accepted the response in flight. */
-  void onAck() {}
+  /** Whether a response replaces the client's whole state of the type (SotW Listener/Cluster). */
+  boolean replacesState() {
+    return false;
+  }
 
-  /** The client rejected the response in flight; what was sent stays recorded, so it is not resent. */
-  void onNack() {}
+  /** The client dropped interest in these names: it no longer runs them. */
+  final void dropped(java.util.Collection<String> keys) {
+    acked.keySet().removeAll(keys);
+  }
 
   /** The config changed; {@code changed} names differ (null: anything may have). */
   final void onSnapshot(TypeSnapshot snapshot, Set<String> changed, Supplier<String> nonces,

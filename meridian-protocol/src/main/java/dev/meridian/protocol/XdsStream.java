@@ -348,6 +348,12 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     return serviceType;
   }
 
+  /** The type a request is for: the service's, or on ADS its type_url's (null if unknown). */
+  public final ResourceType requestType(Q request) {
+    return serviceType != null ? serviceType
+        : ResourceType.fromTypeUrl(typeUrlOf(request)).orElse(null);
+  }
+
   /** "SotW" or "Delta". */
   public final String variant() {
     return variantName();
@@ -357,19 +363,29 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
    * A point-in-time view of one type's state on this stream, for admin and CSDS.
    *
    * @param sentVersion the last version_info (SotW) or system_version_info (Delta) sent
-   * @param resourceVersions per resource, the version the client was last sent (SotW) or holds
-   *     (Delta; an empty version: told it does not exist)
+   * @param sentResourceVersions name → version the client was last sent (or, on reconnect, proved
+   *     to hold)
+   * @param ackedResourceVersions name → version of each resource the client ACKed (what it runs)
+   * @param lastResponseVersions name → version of the resources in the latest response: in flight
+   *     while {@code pendingNonce} is set, rejected if {@code lastNack} is for that response
    */
   public record TypeStatus(ResourceType type, boolean wildcard, Set<String> names,
       String sentVersion, String ackedVersion, String pendingNonce, Nack lastNack,
-      Map<String, String> resourceVersions) {}
+      Map<String, String> sentResourceVersions, Map<String, String> ackedResourceVersions,
+      Map<String, String> lastResponseVersions) {}
+
+  private static Map<String, String> lastResponse(TypeState s) {
+    Map<String, String> m = new java.util.TreeMap<>(s.lastResponse);
+    m.values().removeIf(TypeState.REMOVED::equals);
+    return m;
+  }
 
   public final List<TypeStatus> status() {
     List<TypeStatus> list = new ArrayList<>();
     for (S s : states.values()) {
       list.add(new TypeStatus(s.type, s.subscription.isWildcard(),
           Set.copyOf(s.subscription.names()), s.sentVersion(), s.ackedVersion, s.pendingNonce(),
-          s.lastNack, s.resourceVersions()));
+          s.lastNack, s.resourceVersions(), Map.copyOf(s.acked), lastResponse(s)));
     }
     return list;
   }

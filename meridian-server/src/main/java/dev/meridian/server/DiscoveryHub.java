@@ -29,6 +29,9 @@ public final class DiscoveryHub {
   private final AtomicReference<ServedConfig> current = new AtomicReference<>(ServedConfig.empty());
   private final Set<Listener> streams = ConcurrentHashMap.newKeySet();
   private volatile boolean loaded;
+  /** Connected streams as operators see them (admin HTTP, CSDS, metrics, shutdown). */
+  private final StreamRegistry registry = new StreamRegistry();
+  private final Metrics metrics = new Metrics();
 
   public ServedConfig current() {
     return current.get();
@@ -109,6 +112,14 @@ public final class DiscoveryHub {
 
   void unregister(Listener stream) {
     streams.remove(stream);
+  }
+
+  public StreamRegistry registry() {
+    return registry;
+  }
+
+  public Metrics metrics() {
+    return metrics;
   }
 
   public int streamCount() {

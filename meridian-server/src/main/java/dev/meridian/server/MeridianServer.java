@@ -12,9 +12,9 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
-import java.time.Duration;
 import dev.meridian.protocol.HeartbeatPolicy;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -27,17 +27,64 @@ public final class MeridianServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("dev.meridian.server");
 
   /**
-   * Options of {@code meridian serve}. Port 0 picks an ephemeral port.
+   * Options of {@code meridian serve}. Port 0 picks an ephemeral port. Null means the default.
    *
+   * @param bind the xDS (gRPC) listen address
+   * @param adminBind the HTTP (admin) listen address; loopback unless configured otherwise, since
+   *     {@code /config_dump} shows every served resource
+   * @param maxConnectionAge null: connections live forever; else GOAWAY after this age (plus up to
+   *     10% jitter, grpc-java's) so that clients rebalance across replicas
+   * @param maxConnectionAgeGrace how long streams may continue after that GOAWAY before the
+   *     connection is closed; xDS streams never end on their own, so this bounds them
+   * @param permitKeepAliveTime the most frequent client keepalive ping accepted (grpc-java clients
+   *     ping at most every 10s, Envoy as often as its {@code connection_keepalive} says)
+   * @param keepAliveTime how often the server pings an idle connection to detect dead clients
+   * @param shutdownTimeout how long a graceful shutdown waits for streams to end before forcing
    * @param heartbeatInterval how often TTL resources are heartbeated; null: a third of the TTL
    * @param referenceCheck what to do with dangling references on load (see {@link ReferenceCheck})
+   * @param restMaxWait the cap on a REST-JSON poll's {@code Prefer: wait}
+   * @param publishDir null, or where to publish DiscoveryResponse files for path config sources
    */
-  public record Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis,
-      Duration heartbeatInterval, ReferenceCheck referenceCheck, Duration restMaxWait,
-      Path publishDir, FilePublisher.Format publishFormat) {
+  public record Options(Path config,
+      String bind,
+      int xdsPort,
+      int httpPort,
+      long pollMillis,
+      String adminBind,
+      Duration maxConnectionAge,
+      Duration maxConnectionAgeGrace,
+      Duration permitKeepAliveTime,
+      Duration keepAliveTime,
+      Duration keepAliveTimeout,
+      Duration shutdownTimeout,
+      Duration heartbeatInterval,
+      ReferenceCheck referenceCheck,
+      Duration restMaxWait,
+      Path publishDir,
+      FilePublisher.Format publishFormat) {
+    public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
+
     public Options {
       if (pollMillis <= 0) {
         pollMillis = 1000;
+      }
+      if (adminBind == null) {
+        adminBind = DEFAULT_ADMIN_BIND;
+      }
+      if (maxConnectionAgeGrace == null) {
+        maxConnectionAgeGrace = Duration.ofSeconds(10);
+      }
+      if (permitKeepAliveTime == null) {
+        permitKeepAliveTime = Duration.ofSeconds(5);
+      }
+      if (keepAliveTime == null) {
+        keepAliveTime = Duration.ofSeconds(30);
+      }
+      if (keepAliveTimeout == null) {
+        keepAliveTimeout = Duration.ofSeconds(10);
+      }
+      if (shutdownTimeout == null) {
+        shutdownTimeout = Duration.ofSeconds(10);
       }
       if (referenceCheck == null) {
         referenceCheck = ReferenceCheck.WARN;
@@ -50,14 +97,41 @@ public final class MeridianServer implements AutoCloseable {
       }
     }
 
+    /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, ReferenceCheck.WARN, null, null, null);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
-    public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis,
-        Duration heartbeatInterval, ReferenceCheck referenceCheck) {
-      this(config, bind, xdsPort, httpPort, pollMillis, heartbeatInterval, referenceCheck, null,
-          null, null);
+    public Options withAdminBind(String v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+    }
+
+    public Options withMaxConnectionAge(Duration age, Duration grace) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+    }
+
+    public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+    }
+
+    public Options withShutdownTimeout(Duration v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+    }
+
+    public Options withHeartbeatInterval(Duration v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat);
+    }
+
+    public Options withReferenceCheck(ReferenceCheck v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat);
+    }
+
+    public Options withRestMaxWait(Duration v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat);
+    }
+
+    public Options withPublish(Path dir, FilePublisher.Format format) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format);
     }
 
     HeartbeatPolicy heartbeats() {
@@ -79,6 +153,9 @@ public final class MeridianServer implements AutoCloseable {
   private Server grpc;
   private AdminHttpServer http;
   private volatile boolean serving;
+  private final java.util.concurrent.atomic.AtomicBoolean closing =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
 
   public MeridianServer(Options options) {
     this.options = options;
@@ -98,12 +175,15 @@ public final class MeridianServer implements AutoCloseable {
         return;
       }
       int changed = hub.update(loaded.config());
-      LOG.log(System.Logger.Level.INFO,
-          "config reloaded: {0} resources in {1} group(s) from {2} file(s); {3} changed",
-          loaded.resources(), loaded.groups() + 1, loaded.files().size(), changed);
-    }, error -> LOG.log(System.Logger.Level.ERROR,
-        "config rejected, still serving the last good config: {0}", error.getMessage()),
-        options.pollMillis());
+      hub.metrics().reload(true);
+      LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
+          .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
+          .kv("files", loaded.files().size()).kv("changed", changed).toString());
+    }, error -> {
+      hub.metrics().reload(false);
+      LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
+          .kv("serving", "last good config").kv("error", error.getMessage()).toString());
+    }, options.pollMillis());
     ConfigLoader.Loaded first;
     try {
       first = watcher.start();
@@ -121,21 +201,33 @@ public final class MeridianServer implements AutoCloseable {
       publisher.publish(first.config());
     }
     hub.update(first.config());
-    LOG.log(System.Logger.Level.INFO, "config loaded: {0} resources in {1} group(s) from {2}",
-        first.resources(), first.groups() + 1, options.config());
+    hub.metrics().reload(true);
+    LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
+        .kv("resources", first.resources()).kv("groups", first.groups() + 1)
+        .kv("path", options.config()).toString());
     NettyServerBuilder b = NettyServerBuilder
         .forAddress(new InetSocketAddress(options.bind(), options.xdsPort()))
-        .permitKeepAliveTime(10, TimeUnit.SECONDS)
+        // Accept keepalive pings from grpc-java (>= 10s) and Envoy (its connection_keepalive),
+        // also on connections without calls; ping idle clients ourselves to find dead ones.
+        .permitKeepAliveTime(options.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
         .permitKeepAliveWithoutCalls(true)
+        .keepAliveTime(options.keepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
+        .keepAliveTimeout(options.keepAliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
         .maxInboundMessageSize(64 * 1024 * 1024);
+    if (options.maxConnectionAge() != null) {
+      b.maxConnectionAge(options.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
+          .maxConnectionAgeGrace(options.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
+    }
+    b.intercept(new PeerAddress());
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
         options.heartbeats())) {
       b.addService(d);
     }
+    b.addService(new CsdsService(hub, streamPool));
     try {
       grpc = b.build().start();
-      http = new AdminHttpServer(new InetSocketAddress(options.bind(), options.httpPort()),
-          () -> serving && hub.isLoaded());
+      http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
+          () -> !closing.get(), this::isReady, hub);
       http.handle(RestDiscovery.PREFIX, new RestDiscovery(hub, Clock.systemUTC(),
           options.heartbeats(), streamPool, ticker, options.restMaxWait()));
     } catch (IOException e) {
@@ -168,35 +260,76 @@ public final class MeridianServer implements AutoCloseable {
     return http.port();
   }
 
+  /** The address the HTTP (admin) port is bound to. */
+  public InetSocketAddress httpAddress() {
+    return http.address();
+  }
+
   public DiscoveryHub hub() {
     return hub;
   }
 
+  /** Returns once the gRPC server has terminated and, if {@link #close} runs, once it is done. */
   public void awaitTermination() throws InterruptedException {
     grpc.awaitTermination();
+    if (closing.get()) {
+      closed.await();
+    }
   }
 
+  /**
+   * Graceful shutdown, bounded by {@link Options#shutdownTimeout}: {@code /readyz} turns 503, the
+   * gRPC server stops accepting and sends GOAWAY, each stream hands the transport what it has queued
+   * and ends with UNAVAILABLE (clients reconnect, to another replica if any); what has not ended by
+   * the deadline is cancelled. Idempotent.
+   */
   @Override
   public void close() {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
     serving = false;
     ticker.shutdownNow();
+    long started = System.nanoTime();
+    int streams = hub.registry().size();
     if (watcher != null) {
       watcher.close();
     }
-    if (http != null) {
-      http.close();
-    }
+    boolean forced = false;
     if (grpc != null) {
       grpc.shutdown();
+      for (ConnectedStream s : hub.registry().streams()) {
+        s.drain();
+      }
       try {
-        if (!grpc.awaitTermination(5, TimeUnit.SECONDS)) {
+        if (!grpc.awaitTermination(options.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
+          forced = true;
           grpc.shutdownNow();
+          grpc.awaitTermination(1, TimeUnit.SECONDS);
         }
       } catch (InterruptedException e) {
+        forced = true;
         grpc.shutdownNow();
         Thread.currentThread().interrupt();
       }
     }
+    if (http != null) {
+      http.close();
+    }
     streamPool.shutdownNow();
+    LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)
+        .kv("forced", forced)
+        .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());
+    closed.countDown();
+  }
+
+  /** Readiness ({@code /readyz}): the config is loaded, gRPC is serving and no shutdown began. */
+  public boolean isReady() {
+    return serving && !closing.get() && hub.isLoaded();
+  }
+
+  /** True once {@link #close} has started. */
+  public boolean isClosing() {
+    return closing.get();
   }
 }

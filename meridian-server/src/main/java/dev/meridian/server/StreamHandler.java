@@ -5,43 +5,52 @@ import dev.meridian.protocol.Outcome;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.protocol.XdsStream;
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Adapts one gRPC xDS stream (SotW or Delta, ADS or per-type) to the protocol core. Everything runs
- * on the stream's serial executor; this class only carries out {@link Outcome}s.
+ * on the stream's serial executor; this class only carries out {@link Outcome}s and reports to
+ * operations (registry, metrics, logs).
  *
  * @param <Q> request message
  * @param <R> response message
  */
 final class StreamHandler<Q extends Message, R extends Message>
-    implements StreamObserver<Q>, DiscoveryHub.Listener {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server.xds");
-
+    implements StreamObserver<Q>, DiscoveryHub.Listener, ConnectedStream {
   private final DiscoveryHub hub;
   private final XdsStream<Q, ?> stream;
   private final ServerCallStreamObserver<R> responses;
   private final SerialExecutor executor;
-  private final String description;
   /** Responses waiting for the transport to be ready; at most one per type (flow control). */
   private final ArrayDeque<R> backlog = new ArrayDeque<>();
   private boolean done;
   private volatile boolean wantsTick;
+  /** Operations: id, peer, metrics and log lines (admin, CSDS); see ConnectedStream. */
+  private final StreamTelemetry telemetry;
+  /** Shutting down: end the stream as soon as the backlog is written. */
+  private boolean draining;
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
-      SerialExecutor executor, String description) {
+      SerialExecutor executor, String description, Clock clock) {
     this.hub = hub;
     this.stream = stream;
     this.responses = (ServerCallStreamObserver<R>) responses;
     this.executor = executor;
-    this.description = description;
+    this.telemetry = new StreamTelemetry(hub,
+        stream.variant().equals("Delta") ? StreamInfo.DELTA : StreamInfo.SOTW,
+        stream.serviceType(), description, clock);
+    hub.registry().register(this);
     this.responses.setOnReadyHandler(() -> executor.execute(this::flush));
-    this.responses.setOnCancelHandler(() -> executor.execute(this::finish));
+    this.responses.setOnCancelHandler(() -> executor.execute(() -> finish("cancelled")));
     hub.register(this);
   }
 
@@ -49,15 +58,19 @@ final class StreamHandler<Q extends Message, R extends Message>
   public void onNext(Q request) {
     executor.execute(() -> {
       if (!done) {
+        telemetry.request(stream.requestType(request));
         apply(stream.onRequest(request, hub.current()));
+        telemetry.announce(stream.node(), stream.group());
       }
     });
   }
 
   @Override
   public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
+    long at = System.nanoTime();
     executor.execute(() -> {
       if (!done) {
+        telemetry.configChanged(at);
         apply(stream.onConfig(config, changes));
       }
     });
@@ -73,23 +86,23 @@ final class StreamHandler<Q extends Message, R extends Message>
   }
 
   @Override
+  public boolean wantsTick() {
+    return wantsTick;
+  }
+
+  @Override
   public void onError(Throwable t) {
-    executor.execute(this::finish);
+    executor.execute(() -> finish("client error: " + Status.fromThrowable(t)));
   }
 
   @Override
   public void onCompleted() {
     executor.execute(() -> {
       if (!done) {
-        finish();
+        finish("client closed");
         responses.onCompleted();
       }
     });
-  }
-
-  @Override
-  public boolean wantsTick() {
-    return wantsTick;
   }
 
   private void apply(List<Outcome> outcomes) {
@@ -100,23 +113,22 @@ final class StreamHandler<Q extends Message, R extends Message>
   @SuppressWarnings("unchecked")
   private void carryOut(List<Outcome> outcomes) {
     for (Outcome o : outcomes) {
+      if (done) {
+        return; // ended meanwhile (a drain that completed on this very send)
+      }
       if (o instanceof Outcome.Send s) {
-        backlog.add((R) s.response());
+        R r = (R) s.response();
+        telemetry.sent(s.type(), r.getSerializedSize());
+        backlog.add(r);
         flush();
       } else if (o instanceof Outcome.Nacked n) {
-        LOG.log(System.Logger.Level.WARNING,
-            "NACK node={0} type={1} rejected_version={2} kept_version={3} message={4}",
-            n.nack().nodeId(), n.nack().type().abbreviation(), n.nack().rejectedVersion(),
-            n.nack().keptVersion(), n.nack().message());
+        telemetry.nacked(n.nack(), stream.group());
       } else if (o instanceof Outcome.Ack a) {
-        LOG.log(System.Logger.Level.DEBUG, "ACK {0} {1} version={2}", description,
-            a.type().abbreviation(), a.version());
+        telemetry.acked(a.type(), a.version());
       } else if (o instanceof Outcome.Ignored i) {
-        LOG.log(System.Logger.Level.DEBUG, "{0} {1}: ignored: {2}", description,
-            i.type().abbreviation(), i.reason());
+        telemetry.ignored(i.type(), i.reason());
       } else if (o instanceof Outcome.Close c) {
-        LOG.log(System.Logger.Level.INFO, "closing {0}: {1}", description, c.message());
-        finish();
+        finish("closed by server: " + c.code() + ": " + c.message());
         responses.onError(GrpcStatuses.toStatus(c).asRuntimeException());
         return;
       }
@@ -128,14 +140,52 @@ final class StreamHandler<Q extends Message, R extends Message>
     while (!done && !backlog.isEmpty() && responses.isReady()) {
       responses.onNext(backlog.poll());
     }
+    if (draining && !done && backlog.isEmpty()) {
+      finish("server shutting down");
+      responses.onError(Status.UNAVAILABLE.withDescription("server shutting down")
+          .asRuntimeException());
+    }
   }
 
-  private void finish() {
+  private void finish(String reason) {
     if (!done) {
       done = true;
       backlog.clear();
       hub.unregister(this);
+      hub.registry().unregister(this);
+      telemetry.closed(stream.node(), stream.group(), reason);
     }
+  }
+
+  @Override
+  public StreamInfo info() {
+    return telemetry.info;
+  }
+
+  @Override
+  public CompletableFuture<ClientStatus> status() {
+    CompletableFuture<ClientStatus> f = new CompletableFuture<>();
+    try {
+      executor.execute(() -> f.complete(
+          new ClientStatus(telemetry.info, stream.node(), stream.group(), stream.status())));
+    } catch (RejectedExecutionException e) {
+      f.completeExceptionally(e);
+    }
+    return f;
+  }
+
+  /**
+   * Ends the stream once every queued response is handed to the transport (gRPC writes them before
+   * the trailers); a client too slow to take them is cut by the server's shutdown deadline.
+   */
+  @Override
+  public void drain() {
+    executor.execute(() -> {
+      if (!done) {
+        draining = true;
+        flush();
+      }
+    });
   }
 
   XdsStream<Q, ?> stream() {

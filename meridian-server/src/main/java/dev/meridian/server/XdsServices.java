@@ -69,13 +69,13 @@ public final class XdsServices {
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
                 (type == null ? SotwStream.ads(clock) : SotwStream.perType(type, clock))
                     .withHeartbeats(heartbeats), responses,
-                new SerialExecutor(pool), m.getFullMethodName())));
+                new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else if (method.startsWith("Delta")) {
         b.addMethod((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
                 (type == null ? DeltaStream.ads(clock) : DeltaStream.perType(type, clock))
                     .withHeartbeats(heartbeats), responses,
-                new SerialExecutor(pool), m.getFullMethodName())));
+                new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else {
         b.addMethod((MethodDescriptor<Object, Object>) m, unimplemented(m));
       }

@@ -34,8 +34,9 @@ class RestAndFilesTest {
     config = dir.resolve("config.yaml");
     publish = dir.resolve("published");
     Files.writeString(config, yaml);
-    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200, null,
-        null, java.time.Duration.ofSeconds(30), publish, FilePublisher.Format.YAML)).start();
+    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200)
+        .withRestMaxWait(java.time.Duration.ofSeconds(30))
+        .withPublish(publish, FilePublisher.Format.YAML)).start();
   }
 
   void rewrite(String yaml) throws Exception {

@@ -201,8 +201,8 @@ class ServeTest {
     Files.writeString(config, "resources:\n"
         + "  - { \"@type\": type.googleapis.com/envoy.service.discovery.v3.Resource, ttl: 60s,\n"
         + "      resource: { \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster, name: temp } }\n");
-    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200,
-        java.time.Duration.ofMillis(300), null)).start();
+    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200)
+        .withHeartbeatInterval(java.time.Duration.ofMillis(300))).start();
     ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
     channels.add(ch);
     RawXdsClient c = RawXdsClient.ads(ch, "ttl-node");
@@ -228,8 +228,8 @@ class ServeTest {
   void referenceCheckRejectRefusesADanglingConfigAtStart() throws Exception {
     Path p = dir.resolve("dangling.yaml");
     Files.writeString(p, "resources:\n" + cluster("a", 1));
-    MeridianServer s = new MeridianServer(new MeridianServer.Options(p, "127.0.0.1", 0, 0, 200, null,
-        dev.meridian.config.ReferenceCheck.REJECT));
+    MeridianServer s = new MeridianServer(new MeridianServer.Options(p, "127.0.0.1", 0, 0, 200)
+        .withReferenceCheck(dev.meridian.config.ReferenceCheck.REJECT));
     assertThatThrownBy(s::start).isInstanceOf(ConfigException.class)
         .hasMessageContaining("EDS cluster 'a' has no endpoints");
     s.close();

@@ -1,0 +1,193 @@
+package dev.meridian.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.rpc.Status;
+import dev.meridian.server.MeridianServer;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code meridian status} against a live server, and {@code meridian serve} under SIGTERM. */
+class CliOpsTest {
+  static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+  static final String LDS = "type.googleapis.com/envoy.config.listener.v3.Listener";
+  static final String CONFIG = """
+      resources:
+        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+          name: greeter-v1
+          connect_timeout: 1s
+        - "@type": type.googleapis.com/envoy.config.listener.v3.Listener
+          name: http
+          address: { socket_address: { address: 0.0.0.0, port_value: 10000 } }
+      """;
+
+  @TempDir Path dir;
+
+  /** A raw ADS client on its own channel. */
+  static final class Ads implements AutoCloseable {
+    final ManagedChannel channel;
+    final BlockingQueue<DiscoveryResponse> responses = new LinkedBlockingQueue<>();
+    final CompletableFuture<io.grpc.Status> closed = new CompletableFuture<>();
+    final StreamObserver<DiscoveryRequest> requests;
+
+    Ads(int port) {
+      channel = ManagedChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+      requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(
+          new StreamObserver<>() {
+            @Override public void onNext(DiscoveryResponse r) {
+              responses.add(r);
+            }
+
+            @Override public void onError(Throwable t) {
+              closed.complete(io.grpc.Status.fromThrowable(t));
+            }
+
+            @Override public void onCompleted() {
+              closed.complete(io.grpc.Status.OK);
+            }
+          });
+    }
+
+    DiscoveryResponse request(DiscoveryRequest r) throws InterruptedException {
+      requests.onNext(r);
+      DiscoveryResponse got = responses.poll(10, TimeUnit.SECONDS);
+      assertThat(got).isNotNull();
+      return got;
+    }
+
+    @Override
+    public void close() {
+      channel.shutdownNow();
+    }
+  }
+
+  private static String[] run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = new CommandLine(new Main()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+        .execute(args);
+    return new String[] {Integer.toString(code), out.toString(), err.toString()};
+  }
+
+  @Test
+  void statusPrintsOneRowPerResourceWithAckAndNack() throws Exception {
+    Path file = dir.resolve("m.yaml");
+    Files.writeString(file, CONFIG);
+    try (MeridianServer server = new MeridianServer(
+            new MeridianServer.Options(file, "127.0.0.1", 0, 0, 50)).start();
+        Ads ads = new Ads(server.xdsPort())) {
+      DiscoveryResponse cds = ads.request(DiscoveryRequest.newBuilder().setTypeUrl(CDS)
+          .setNode(Node.newBuilder().setId("envoy-a").setCluster("edge")).build());
+      ads.requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(CDS)
+          .setVersionInfo(cds.getVersionInfo()).setResponseNonce(cds.getNonce()).build());
+      DiscoveryResponse lds = ads.request(DiscoveryRequest.newBuilder().setTypeUrl(LDS).build());
+      ads.requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(LDS)
+          .setResponseNonce(lds.getNonce())
+          .setErrorDetail(Status.newBuilder().setCode(3).setMessage("bad listener")).build());
+
+      String server_ = "127.0.0.1:" + server.xdsPort();
+      String[] r = new String[3];
+      waitFor(() -> {
+        String[] x = run("status", "--server", server_, "--node-id", "envoy-a");
+        System.arraycopy(x, 0, r, 0, 3);
+        return x[1].contains("NACKED");
+      });
+      assertThat(r[0]).isEqualTo("0");
+      List<String> lines = r[1].lines().toList();
+      assertThat(lines.get(0)).matches(
+          "NODE\\s+CLUSTER\\s+TYPE\\s+NAME\\s+STATUS\\s+SERVER\\s+VERSION\\s+ERROR");
+      assertThat(lines).anySatisfy(l -> assertThat(l)
+          .matches("envoy-a\\s+edge\\s+CDS\\s+greeter-v1\\s+ACKED\\s+SYNCED\\s+"
+              + Pattern.quote(cds.getVersionInfo())));
+      assertThat(lines).anySatisfy(l -> assertThat(l)
+          .matches("envoy-a\\s+edge\\s+LDS\\s+http\\s+NACKED\\s+ERROR\\s+-\\s+bad listener"));
+
+      String[] none = run("status", "--server", server_, "--node-id", "nobody");
+      assertThat(none[0]).isEqualTo("0");
+      assertThat(none[1]).isEqualTo("no client with node id 'nobody'\n");
+    }
+  }
+
+  @Test
+  void statusAgainstNothingListeningFailsWithExitCode3() {
+    String[] r = run("status", "--server", "127.0.0.1:1", "--timeout", "5s");
+    assertThat(r[0]).isEqualTo("3");
+    assertThat(r[2]).contains("UNAVAILABLE");
+  }
+
+  @Test
+  void serveExitsZeroOnSigtermAfterEndingConnectedStreams() throws Exception {
+    Path file = dir.resolve("m.yaml");
+    Files.writeString(file, CONFIG);
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+        Main.class.getName(), "serve", "--config", file.toString(), "--xds-port", "0",
+        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s")
+        .redirectErrorStream(true).start();
+    List<String> output = new ArrayList<>();
+    try (BufferedReader out = new BufferedReader(
+        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      int port = -1;
+      String line;
+      Pattern serving = Pattern.compile("serving xDS on [^:]+:(\\d+), HTTP on ([^:]+):(\\d+)");
+      while ((line = out.readLine()) != null) {
+        output.add(line);
+        Matcher m = serving.matcher(line);
+        if (m.find()) {
+          port = Integer.parseInt(m.group(1));
+          assertThat(m.group(2)).isEqualTo("127.0.0.1"); // admin: loopback by default
+          break;
+        }
+      }
+      assertThat(port).as(String.join("\n", output)).isPositive();
+      try (Ads ads = new Ads(port)) {
+        ads.request(DiscoveryRequest.newBuilder().setTypeUrl(CDS)
+            .setNode(Node.newBuilder().setId("envoy-a")).build());
+        // SIGTERM, as an orchestrator sends it (Process.destroy() would also close our pipes).
+        assertThat(new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start()
+            .waitFor()).isZero();
+        assertThat(ads.closed.get(10, TimeUnit.SECONDS).getCode())
+            .isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
+      }
+      assertThat(p.waitFor(15, TimeUnit.SECONDS)).isTrue();
+      while ((line = out.readLine()) != null) {
+        output.add(line);
+      }
+    } finally {
+      p.destroyForcibly();
+    }
+    assertThat(p.exitValue()).as(String.join("\n", output)).isZero();
+    assertThat(output).anySatisfy(l -> assertThat(l).contains("shutdown streams=1 forced=false"));
+  }
+
+  private static void waitFor(java.util.function.BooleanSupplier c) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!c.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("condition within 10s").isLessThan(deadline);
+      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+    }
+  }
+}

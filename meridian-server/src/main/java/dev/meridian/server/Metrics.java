@@ -1,0 +1,191 @@
+package dev.meridian.server;
+
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.protocol.ServedConfig;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Server counters, exposed as Prometheus text (exposition format 0.0.4) on {@code /metrics}. Written
+ * by hand to keep the server free of a metrics library; the names are documented in
+ * docs/operations.md and are a contract.
+ */
+public final class Metrics {
+  /** Push latency buckets, seconds: from a config change reaching a stream to the client's ACK. */
+  static final double[] LATENCY_BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+      30, 60};
+
+  private final Map<ResourceType, LongAdder> requests = adders();
+  private final Map<ResourceType, LongAdder> responses = adders();
+  private final Map<ResourceType, LongAdder> acks = adders();
+  private final Map<ResourceType, LongAdder> nacks = adders();
+  private final Map<ResourceType, LongAdder> bytes = adders();
+  private final Map<ResourceType, Histogram> pushLatency = new EnumMap<>(ResourceType.class);
+  private final LongAdder reloadsOk = new LongAdder();
+  private final LongAdder reloadsFailed = new LongAdder();
+  private final Map<String, LongAdder> streamsOpened = new java.util.concurrent.ConcurrentHashMap<>();
+  /** variant + NUL + type abbreviation → connected streams that have requested that type. */
+  private final Map<String, LongAdder> streamsByType = new java.util.concurrent.ConcurrentHashMap<>();
+
+  public Metrics() {
+    for (ResourceType t : ResourceType.values()) {
+      pushLatency.put(t, new Histogram());
+    }
+  }
+
+  private static Map<ResourceType, LongAdder> adders() {
+    Map<ResourceType, LongAdder> m = new EnumMap<>(ResourceType.class);
+    for (ResourceType t : ResourceType.values()) {
+      m.put(t, new LongAdder());
+    }
+    return m;
+  }
+
+  public void request(ResourceType type) {
+    requests.get(type).increment();
+  }
+
+  public void response(ResourceType type, int serializedBytes) {
+    responses.get(type).increment();
+    bytes.get(type).add(serializedBytes);
+  }
+
+  public void ack(ResourceType type) {
+    acks.get(type).increment();
+  }
+
+  public void nack(ResourceType type) {
+    nacks.get(type).increment();
+  }
+
+  public void pushLatency(ResourceType type, long nanos) {
+    pushLatency.get(type).observe(nanos / 1e9);
+  }
+
+  public void reload(boolean ok) {
+    (ok ? reloadsOk : reloadsFailed).increment();
+  }
+
+  public void streamOpened(String variant) {
+    streamsOpened.computeIfAbsent(variant, v -> new LongAdder()).increment();
+  }
+
+  /** A stream of {@code variant} requested {@code type} for the first time. */
+  public void typeRequested(String variant, ResourceType type) {
+    streamsByType.computeIfAbsent(variant + "\u0000" + type.abbreviation(), k -> new LongAdder())
+        .increment();
+  }
+
+  /** A stream that had requested {@code type} closed. */
+  public void typeReleased(String variant, ResourceType type) {
+    streamsByType.computeIfAbsent(variant + "\u0000" + type.abbreviation(), k -> new LongAdder())
+        .decrement();
+  }
+
+  /** Renders every family; gauges are computed now from the registry and the served config. */
+  public String render(StreamRegistry registry, ServedConfig config) {
+    StringBuilder sb = new StringBuilder(4096);
+    Map<String, Integer> connected = new TreeMap<>();
+    for (ConnectedStream s : registry.streams()) {
+      StreamInfo i = s.info();
+      connected.merge(i.variant() + "\u0000" + i.service(), 1, Integer::sum);
+    }
+    header(sb, "meridian_streams_connected", "gauge",
+        "Connected xDS streams by protocol variant (sotw, delta) and service (ads or a type).");
+    for (Map.Entry<String, Integer> e : connected.entrySet()) {
+      String[] k = e.getKey().split("\u0000");
+      sb.append("meridian_streams_connected{variant=\"").append(k[0]).append("\",service=\"")
+          .append(k[1]).append("\"} ").append(e.getValue()).append('\n');
+    }
+    header(sb, "meridian_streams_by_type", "gauge",
+        "Connected xDS streams that have requested each type (an ADS stream counts once per type).");
+    new TreeMap<>(streamsByType).forEach((k, n) -> {
+      String[] kv = k.split("\u0000");
+      sb.append("meridian_streams_by_type{variant=\"").append(kv[0]).append("\",type=\"")
+          .append(kv[1]).append("\"} ").append(n.sum()).append('\n');
+    });
+    header(sb, "meridian_streams_opened_total", "counter", "xDS streams opened, by variant.");
+    new TreeMap<>(streamsOpened).forEach((v, n) -> sb.append("meridian_streams_opened_total{variant=\"")
+        .append(v).append("\"} ").append(n.sum()).append('\n'));
+    perType(sb, "meridian_requests_total", "Discovery requests received, by type.", requests);
+    perType(sb, "meridian_responses_total", "Discovery responses sent, by type.", responses);
+    perType(sb, "meridian_response_bytes_total", "Serialized bytes of responses sent, by type.",
+        bytes);
+    perType(sb, "meridian_acks_total", "Responses the clients accepted (ACK), by type.", acks);
+    perType(sb, "meridian_nacks_total", "Responses the clients rejected (NACK), by type.", nacks);
+    header(sb, "meridian_config_reloads_total", "counter",
+        "Config loads and reloads, by result (ok, failed).");
+    sb.append("meridian_config_reloads_total{result=\"ok\"} ").append(reloadsOk.sum()).append('\n');
+    sb.append("meridian_config_reloads_total{result=\"failed\"} ").append(reloadsFailed.sum())
+        .append('\n');
+    header(sb, "meridian_push_latency_seconds", "histogram",
+        "From a config change reaching a stream to the client's ACK of the response it caused.");
+    pushLatency.forEach((t, h) -> h.render(sb, "meridian_push_latency_seconds",
+        "type=\"" + t.abbreviation() + "\""));
+    header(sb, "meridian_resources", "gauge", "Resources served, by config group and type.");
+    for (String group : config.groupNames()) {
+      for (ResourceType t : ResourceType.values()) {
+        sb.append("meridian_resources{group=\"").append(escape(group)).append("\",type=\"")
+            .append(t.abbreviation()).append("\"} ").append(config.snapshot(group).get(t).size())
+            .append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  private static void perType(StringBuilder sb, String name, String help,
+      Map<ResourceType, LongAdder> values) {
+    header(sb, name, "counter", help);
+    values.forEach((t, v) -> sb.append(name).append("{type=\"").append(t.abbreviation())
+        .append("\"} ").append(v.sum()).append('\n'));
+  }
+
+  private static void header(StringBuilder sb, String name, String type, String help) {
+    sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+    sb.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+  }
+
+  static String escape(String label) {
+    return label.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+  }
+
+  /** A fixed-bucket histogram; observations are lock-free. */
+  static final class Histogram {
+    private final AtomicLongArray buckets = new AtomicLongArray(LATENCY_BUCKETS.length);
+    private final LongAdder count = new LongAdder();
+    private final java.util.concurrent.atomic.DoubleAdder sum =
+        new java.util.concurrent.atomic.DoubleAdder();
+
+    void observe(double seconds) {
+      for (int i = 0; i < LATENCY_BUCKETS.length; i++) {
+        if (seconds <= LATENCY_BUCKETS[i]) {
+          buckets.incrementAndGet(i);
+          break;
+        }
+      }
+      count.increment();
+      sum.add(seconds);
+    }
+
+    long count() {
+      return count.sum();
+    }
+
+    void render(StringBuilder sb, String name, String labels) {
+      long cumulative = 0;
+      for (int i = 0; i < LATENCY_BUCKETS.length; i++) {
+        cumulative += buckets.get(i);
+        sb.append(name).append("_bucket{").append(labels).append(",le=\"")
+            .append(LATENCY_BUCKETS[i]).append("\"} ").append(cumulative).append('\n');
+      }
+      sb.append(name).append("_bucket{").append(labels).append(",le=\"+Inf\"} ")
+          .append(count.sum()).append('\n');
+      sb.append(name).append("_sum{").append(labels).append("} ").append(sum.sum()).append('\n');
+      sb.append(name).append("_count{").append(labels).append("} ").append(count.sum())
+          .append('\n');
+    }
+  }
+}

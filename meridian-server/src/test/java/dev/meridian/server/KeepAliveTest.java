@@ -1,0 +1,53 @@
+package dev.meridian.server;
+
+import static dev.meridian.server.OpsFixture.CDS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The keepalive policy accepts grpc-java's keepalive pings (every 10s, its minimum; Envoy's HTTP/2
+ * keepalive pings are the same frames). Slow by nature (~20-30s): it needs the pings to happen. A server that
+ * permits fewer pings is the control that shows the pings really flow and are enforced.
+ */
+class KeepAliveTest {
+  @TempDir Path dir;
+
+  @Test
+  void grpcJavaKeepalivePingsAreAcceptedWhereAStricterPolicyRejectsThem() throws Exception {
+    Path strictDir = Files.createDirectory(dir.resolve("strict"));
+    Path defaultDir = Files.createDirectory(dir.resolve("default"));
+    try (OpsFixture byDefault = new OpsFixture(defaultDir);
+        OpsFixture strict = new OpsFixture(strictDir,
+            o -> o.withKeepAlive(Duration.ofMinutes(5), null, null))) {
+      OpsFixture.AdsClient accepted = pingingClient(byDefault);
+      OpsFixture.AdsClient rejected = pingingClient(strict);
+      // grpc-java servers allow 2 ping strikes, then send GOAWAY ENHANCE_YOUR_CALM
+      // ("too_many_pings"), which the client sees as RESOURCE_EXHAUSTED.
+      Status control = rejected.closed.get(60, TimeUnit.SECONDS);
+      assertThat(control.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(accepted.closed).isNotDone();
+      accepted.ack(accepted.responses.poll(1, TimeUnit.SECONDS));
+      assertThat(accepted.closed).isNotDone();
+    }
+  }
+
+  private static OpsFixture.AdsClient pingingClient(OpsFixture f) throws InterruptedException {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", f.server.xdsPort())
+        .usePlaintext().keepAliveTime(10, TimeUnit.SECONDS).keepAliveTimeout(5, TimeUnit.SECONDS)
+        .keepAliveWithoutCalls(true).build();
+    OpsFixture.AdsClient c = new OpsFixture.AdsClient(ch, Node.newBuilder().setId("pinger").build());
+    c.responses.add(c.subscribe(CDS)); // kept for the ACK at the end
+    c.closed.whenComplete((s, t) -> ch.shutdownNow());
+    return c;
+  }
+}

@@ -1,0 +1,134 @@
+package dev.meridian.server;
+
+import static dev.meridian.server.OpsFixture.CDS;
+import static dev.meridian.server.OpsFixture.LDS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.Status;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Shutdown with connected clients, max connection age, and the structured log lines (issue 9). */
+class LifecycleTest {
+  @TempDir Path dir;
+
+  @Test
+  void gracefulShutdownEndsConnectedStreamsWithUnavailableWithinTheBound() throws Exception {
+    OpsFixture f = new OpsFixture(dir, o -> o.withShutdownTimeout(Duration.ofSeconds(5)));
+    try {
+      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
+      OpsFixture.AdsClient b = f.ads("envoy-b", "edge");
+      a.ack(a.subscribe(CDS));
+      b.subscribe(LDS); // left un-ACKed: shutdown does not wait for an ACK
+      long started = System.nanoTime();
+      f.server.close();
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+      // Streams are ended by the server, not cut by the deadline: well under the 5s bound.
+      assertThat(tookMs).isLessThan(4000);
+      assertThat(a.closed.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(b.closed.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(b.closed.get().getDescription()).isEqualTo("server shutting down");
+      assertThat(f.server.isClosing()).isTrue();
+      f.server.awaitTermination(); // returns: close() is done
+    } finally {
+      f.close(); // idempotent
+    }
+  }
+
+  @Test
+  void readinessDropsAsSoonAsShutdownStarts() throws Exception {
+    OpsFixture f = new OpsFixture(dir);
+    try {
+      assertThat(f.get("/readyz").statusCode()).isEqualTo(200);
+      assertThat(f.server.isReady()).isTrue();
+      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
+      a.ack(a.subscribe(CDS));
+      Thread closer = new Thread(f.server::close);
+      closer.start();
+      OpsFixture.await("closing", f.server::isClosing);
+      assertThat(f.server.isReady()).isFalse(); // /readyz answers 503 from here on
+      closer.join(10_000);
+      assertThat(closer.isAlive()).isFalse();
+      assertThat(a.closed.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    } finally {
+      f.close();
+    }
+  }
+
+  @Test
+  void maxConnectionAgeEndsStreamsSoClientsRebalance() throws Exception {
+    OpsFixture f = new OpsFixture(dir,
+        o -> o.withMaxConnectionAge(Duration.ofMillis(500), Duration.ofMillis(500)));
+    try {
+      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
+      a.ack(a.subscribe(CDS));
+      // GOAWAY after ~0.5s (+ jitter), the stream is cut after the 0.5s grace; the client sees
+      // UNAVAILABLE and reconnects (to another replica, behind a load balancer).
+      Status s = a.closed.get(10, TimeUnit.SECONDS);
+      assertThat(s.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    } finally {
+      f.close();
+    }
+  }
+
+  @Test
+  void logsOneLinePerStreamOpenNackCloseAndReload() throws Exception {
+    List<String> lines = new ArrayList<>();
+    Handler h = new Handler() {
+      @Override public void publish(LogRecord r) {
+        synchronized (lines) {
+          lines.add(r.getLevel() + " " + r.getMessage());
+        }
+      }
+
+      @Override public void flush() {}
+
+      @Override public void close() {}
+    };
+    Logger server = Logger.getLogger("dev.meridian.server");
+    Level before = server.getLevel();
+    server.setLevel(Level.INFO);
+    server.addHandler(h);
+    OpsFixture f = new OpsFixture(dir);
+    try {
+      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
+      a.ack(a.subscribe(CDS));
+      a.nack(a.subscribe(LDS), "", "bad \"listener\"\nsecond line");
+      f.reload(OpsFixture.config("4s"));
+      a.disconnect();
+      OpsFixture.await("stream_close logged", () -> snapshot(lines).stream()
+          .anyMatch(l -> l.contains("stream_close")));
+    } finally {
+      f.close();
+      server.removeHandler(h);
+      server.setLevel(before);
+    }
+    List<String> got = snapshot(lines);
+    assertThat(got).anySatisfy(l -> assertThat(l).startsWith("INFO config_load result=ok"));
+    assertThat(got).anySatisfy(l -> assertThat(l)
+        .startsWith("INFO stream_open stream=").contains(" node=envoy-a cluster=edge group=default ")
+        .contains(" peer=127.0.0.1:").contains(" variant=sotw "));
+    assertThat(got).anySatisfy(l -> assertThat(l).startsWith("WARNING nack stream=")
+        .contains(" node=envoy-a ").contains(" type=LDS ")
+        .endsWith(" message=\"bad \\\"listener\\\"\\nsecond line\""));
+    assertThat(got).anySatisfy(l -> assertThat(l).startsWith("INFO config_reload result=ok"));
+    assertThat(got).anySatisfy(l -> assertThat(l).startsWith("INFO stream_close stream=")
+        .contains(" node=envoy-a ").contains(" reason=\"client closed\""));
+    assertThat(got).allSatisfy(l -> assertThat(l).doesNotContain("\n"));
+  }
+
+  private static List<String> snapshot(List<String> lines) {
+    synchronized (lines) {
+      return new ArrayList<>(lines);
+    }
+  }
+}
