@@ -1,0 +1,237 @@
+package dev.meridian.cli;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.Duration;
+import com.google.protobuf.util.JsonFormat;
+import dev.meridian.protocol.EnvoyTypeRegistry;
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.protocol.ServedConfig;
+import dev.meridian.server.FilePublisher;
+import io.envoyproxy.envoy.config.bootstrap.v3.Admin;
+import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.Address;
+import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
+import io.envoyproxy.envoy.config.core.v3.ApiConfigSource;
+import io.envoyproxy.envoy.config.core.v3.ApiVersion;
+import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.config.core.v3.GrpcService;
+import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.config.core.v3.PathConfigSource;
+import io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.envoyproxy.envoy.config.core.v3.WatchedDirectory;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import org.yaml.snakeyaml.DumperOptions;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code meridian bootstrap envoy}: an Envoy bootstrap that connects to this Meridian. */
+@Command(name = "bootstrap", mixinStandardHelpOptions = true,
+    description = "Print a client bootstrap that connects to Meridian.",
+    subcommands = {BootstrapCommand.Envoy.class})
+final class BootstrapCommand {
+
+  /** How Envoy talks to Meridian (docs/envoy-modes.md). */
+  enum Mode {
+    ADS, DELTA_ADS, XDS, DELTA_XDS, REST, FILES;
+
+    static Mode parse(String s) {
+      for (Mode m : values()) {
+        if (m.name().replace('_', '-').equalsIgnoreCase(s.trim())) {
+          return m;
+        }
+      }
+      throw new IllegalArgumentException("invalid mode '" + s
+          + "' (ads, delta-ads, xds, delta-xds, rest or files)");
+    }
+  }
+
+  static final String XDS_CLUSTER = "meridian_xds";
+  static final String HTTP_CLUSTER = "meridian_http";
+
+  @Command(name = "envoy", mixinStandardHelpOptions = true,
+      description = "Print an Envoy bootstrap (YAML) that gets its listeners and clusters from Meridian.")
+  static final class Envoy implements Callable<Integer> {
+    @Option(names = "--mode", required = true, paramLabel = "MODE",
+        description = "ads, delta-ads, xds (per-type gRPC), delta-xds, rest (REST-JSON polling) or files (--publish-dir).")
+    String mode;
+
+    @Option(names = "--server", paramLabel = "HOST:PORT",
+        description = "Meridian's address: the xDS port for gRPC modes (default 127.0.0.1:18000), the HTTP port for rest (default 127.0.0.1:18001).")
+    String server;
+
+    @Option(names = "--xds-server", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:18000",
+        description = "rest mode: the xDS port, for resources that reference others with 'ads: {}' (default ${DEFAULT-VALUE}).")
+    String xdsServer;
+
+    @Option(names = "--node-id", defaultValue = "envoy", description = "Node id (default ${DEFAULT-VALUE}); it selects the config group.")
+    String nodeId;
+
+    @Option(names = "--node-cluster", defaultValue = "meridian", description = "Node cluster (default ${DEFAULT-VALUE}).")
+    String nodeCluster;
+
+    @Option(names = "--publish-dir", paramLabel = "DIR", description = "files mode: the directory 'meridian serve --publish-dir' writes.")
+    Path publishDir;
+
+    @Option(names = "--publish-format", defaultValue = "yaml", description = "files mode: yaml, json or pb (default ${DEFAULT-VALUE}).")
+    String publishFormat;
+
+    @Option(names = "--group", defaultValue = ServedConfig.DEFAULT_GROUP, description = "files mode: the config group to read (default ${DEFAULT-VALUE}).")
+    String group;
+
+    @Override
+    public Integer call() {
+      try {
+        System.out.print(render(this));
+        return 0;
+      } catch (IllegalArgumentException e) {
+        System.err.println("meridian: " + e.getMessage());
+        return 2;
+      }
+    }
+  }
+
+  static String render(Envoy o) {
+    Mode mode = Mode.parse(o.mode);
+    Bootstrap.Builder b = Bootstrap.newBuilder()
+        .setNode(Node.newBuilder().setId(o.nodeId).setCluster(o.nodeCluster))
+        .setAdmin(Admin.newBuilder().setAddress(address("127.0.0.1", 9901)));
+    var dyn = b.getDynamicResourcesBuilder();
+    switch (mode) {
+      case ADS, DELTA_ADS -> {
+        b.getStaticResourcesBuilder().addClusters(cluster(XDS_CLUSTER, server(o, 18000), true));
+        dyn.setAdsConfig(grpc(mode == Mode.DELTA_ADS ? ApiConfigSource.ApiType.DELTA_GRPC
+            : ApiConfigSource.ApiType.GRPC));
+        ConfigSource ads = ConfigSource.newBuilder().setAds(AggregatedConfigSource.getDefaultInstance())
+            .setResourceApiVersion(ApiVersion.V3).build();
+        dyn.setCdsConfig(ads).setLdsConfig(ads);
+      }
+      case XDS, DELTA_XDS -> {
+        b.getStaticResourcesBuilder().addClusters(cluster(XDS_CLUSTER, server(o, 18000), true));
+        ApiConfigSource.ApiType type = mode == Mode.DELTA_XDS ? ApiConfigSource.ApiType.DELTA_GRPC
+            : ApiConfigSource.ApiType.GRPC;
+        ConfigSource perType = ConfigSource.newBuilder().setApiConfigSource(grpc(type))
+            .setResourceApiVersion(ApiVersion.V3).build();
+        dyn.setCdsConfig(perType).setLdsConfig(perType);
+        // Resources that say `ads: {}` for their routes and endpoints still resolve.
+        dyn.setAdsConfig(grpc(type));
+      }
+      case REST -> {
+        b.getStaticResourcesBuilder().addClusters(cluster(HTTP_CLUSTER, server(o, 18001), false))
+            .addClusters(cluster(XDS_CLUSTER, hostPort(o.xdsServer), true));
+        ConfigSource rest = ConfigSource.newBuilder().setApiConfigSource(ApiConfigSource.newBuilder()
+                .setApiType(ApiConfigSource.ApiType.REST)
+                .setTransportApiVersion(ApiVersion.V3)
+                .addClusterNames(HTTP_CLUSTER)
+                .setRefreshDelay(Duration.newBuilder().setSeconds(1))
+                .setRequestTimeout(Duration.newBuilder().setSeconds(1)))
+            .setResourceApiVersion(ApiVersion.V3).build();
+        dyn.setCdsConfig(rest).setLdsConfig(rest);
+        dyn.setAdsConfig(grpc(ApiConfigSource.ApiType.GRPC));
+      }
+      case FILES -> {
+        if (o.publishDir == null) {
+          throw new IllegalArgumentException("--mode files needs --publish-dir DIR (the directory"
+              + " 'meridian serve --publish-dir DIR' writes)");
+        }
+        FilePublisher.Format format = FilePublisher.Format.parse(o.publishFormat);
+        Path dir = o.publishDir.toAbsolutePath().normalize();
+        dyn.setCdsConfig(path(FilePublisher.file(dir, o.group, ResourceType.CLUSTER, format)));
+        dyn.setLdsConfig(path(FilePublisher.file(dir, o.group, ResourceType.LISTENER, format)));
+      }
+    }
+    return yaml(b.build());
+  }
+
+  private static ConfigSource path(Path file) {
+    // Meridian replaces files by rename; watching the directory catches that (and symlink swaps).
+    return ConfigSource.newBuilder().setPathConfigSource(PathConfigSource.newBuilder()
+            .setPath(file.toString())
+            .setWatchedDirectory(WatchedDirectory.newBuilder().setPath(file.getParent().toString())))
+        .setResourceApiVersion(ApiVersion.V3).build();
+  }
+
+  private static ApiConfigSource grpc(ApiConfigSource.ApiType type) {
+    return ApiConfigSource.newBuilder().setApiType(type).setTransportApiVersion(ApiVersion.V3)
+        .setSetNodeOnFirstMessageOnly(true)
+        .addGrpcServices(GrpcService.newBuilder().setEnvoyGrpc(
+            GrpcService.EnvoyGrpc.newBuilder().setClusterName(XDS_CLUSTER)))
+        .build();
+  }
+
+  private static String[] server(Envoy o, int defaultPort) {
+    return o.server == null ? new String[] {"127.0.0.1", Integer.toString(defaultPort)}
+        : hostPort(o.server);
+  }
+
+  static String[] hostPort(String s) {
+    int colon = s.lastIndexOf(':');
+    if (colon <= 0 || colon == s.length() - 1) {
+      throw new IllegalArgumentException("expected HOST:PORT, got '" + s + "'");
+    }
+    String host = s.substring(0, colon).replace("[", "").replace("]", "");
+    String port = s.substring(colon + 1);
+    try {
+      int p = Integer.parseInt(port);
+      if (p <= 0 || p > 65535) {
+        throw new NumberFormatException();
+      }
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("invalid port in '" + s + "'");
+    }
+    return new String[] {host, port};
+  }
+
+  private static Cluster cluster(String name, String[] hostPort, boolean http2) {
+    Cluster.Builder c = Cluster.newBuilder().setName(name)
+        .setConnectTimeout(Duration.newBuilder().setSeconds(1))
+        // An IP literal needs no resolution; a host name is resolved and re-resolved.
+        .setType(isIpLiteral(hostPort[0]) ? Cluster.DiscoveryType.STATIC
+            : Cluster.DiscoveryType.STRICT_DNS)
+        .setLoadAssignment(ClusterLoadAssignment.newBuilder().setClusterName(name)
+            .addEndpoints(LocalityLbEndpoints.newBuilder().addLbEndpoints(LbEndpoint.newBuilder()
+                .setEndpoint(Endpoint.newBuilder().setAddress(
+                    address(hostPort[0], Integer.parseInt(hostPort[1])))))));
+    if (http2) {
+      // xDS over gRPC needs HTTP/2 to the management server.
+      c.putTypedExtensionProtocolOptions("envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+          Any.pack(HttpProtocolOptions.newBuilder().setExplicitHttpConfig(
+              HttpProtocolOptions.ExplicitHttpConfig.newBuilder()
+                  .setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance())).build()));
+    }
+    return c.build();
+  }
+
+  private static boolean isIpLiteral(String host) {
+    return host.matches("[0-9.]+") || host.contains(":");
+  }
+
+  private static Address address(String host, int port) {
+    return Address.newBuilder().setSocketAddress(SocketAddress.newBuilder().setAddress(host)
+        .setPortValue(port)).build();
+  }
+
+  private static String yaml(Bootstrap bootstrap) {
+    try {
+      JsonFormat.Printer printer = EnvoyTypeRegistry.get().printer();
+      Object tree = new Yaml(new LoaderOptions()).load(printer.print(bootstrap));
+      DumperOptions o = new DumperOptions();
+      o.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
+      o.setIndent(2);
+      o.setWidth(120);
+      return new Yaml(o).dump(tree);
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
