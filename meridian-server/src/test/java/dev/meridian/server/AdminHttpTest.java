@@ -182,6 +182,37 @@ class AdminHttpTest {
   }
 
   @Test
+  void clientsShowsDeltaStreamsWithWhatTheyAcked() throws Exception {
+    java.util.concurrent.BlockingQueue<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> got =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    var requests = io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc
+        .newStub(f.channel).deltaAggregatedResources(new io.grpc.stub.StreamObserver<>() {
+          @Override public void onNext(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse r) {
+            got.add(r);
+          }
+
+          @Override public void onError(Throwable t) {}
+
+          @Override public void onCompleted() {}
+        });
+    requests.onNext(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest.newBuilder()
+        .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("delta-1"))
+        .setTypeUrl(OpsFixture.CDS).addResourceNamesSubscribe("*").build());
+    var r = got.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(r).isNotNull();
+    requests.onNext(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest.newBuilder()
+        .setTypeUrl(OpsFixture.CDS).setResponseNonce(r.getNonce()).build());
+    JsonObject c = awaitClients(x -> type(x, "CDS").getAsJsonObject("acked_resource_versions").size() > 0)
+        .getAsJsonArray("clients").get(0).getAsJsonObject();
+    assertThat(c.get("variant").getAsString()).isEqualTo("delta");
+    assertThat(c.get("ads").getAsBoolean()).isTrue();
+    assertThat(type(c, "CDS").getAsJsonObject("acked_resource_versions").keySet())
+        .containsExactlyInAnyOrderElementsOf(r.getResourcesList().stream()
+            .map(io.envoyproxy.envoy.service.discovery.v3.Resource::getName).toList());
+    requests.onCompleted();
+  }
+
+  @Test
   void configDumpNeverShowsSecretContents() throws Exception {
     f.reload(GROUPED);
     String body = f.get("/config_dump").body();
