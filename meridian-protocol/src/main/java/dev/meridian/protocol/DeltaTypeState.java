@@ -23,7 +23,7 @@ final class DeltaTypeState extends TypeState {
   private static final String ABSENT = "";
 
   /** key → version the client holds (from responses and initial_resource_versions). */
-  private final Map<String, String> held = new HashMap<>();
+  private VersionMap held = VersionMap.EMPTY;
   /** Keys the client must hear about even if nothing changed (wildcard-unsubscribe rule). */
   private final Set<String> mustAnswer = new HashSet<>();
   private String systemVersion = "";
@@ -39,11 +39,11 @@ final class DeltaTypeState extends TypeState {
 
   @Override
   void forget(String key) {
-    held.remove(key);
+    held = held.edit().remove(key).commit();
   }
 
   @Override
-  Map<String, String> clientHolds() {
+  VersionMap clientHolds() {
     return held;
   }
 
@@ -55,7 +55,7 @@ final class DeltaTypeState extends TypeState {
     for (XdsResource r : due) {
       b.addResources(r.heartbeat());
     }
-    lastResponse = Map.of();
+    lastResponse = VersionMap.EMPTY;
     out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
   }
 
@@ -72,9 +72,10 @@ final class DeltaTypeState extends TypeState {
       out.add(new Outcome.Ignored(type, "nonce " + nonce + " answers no response in flight"
           + " (latest " + lastNonce + "); subscription changes applied"));
     }
+    VersionMap.Editor edit = held.edit();
     if (first) {
       // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
-      held.putAll(req.getInitialResourceVersionsMap());
+      req.getInitialResourceVersionsMap().forEach(edit::put);
       dirtyAll = true;
     }
     Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),
@@ -84,13 +85,13 @@ final class DeltaTypeState extends TypeState {
       // ...except on a reconnect, where the client's initial_resource_versions say what it holds.
       if (!n.equals(Subscription.WILDCARD)
           && !(first && req.getInitialResourceVersionsMap().containsKey(n))) {
-        held.remove(n);
+        edit.remove(n);
         dirty.add(n);
       }
     }
     dropped(change.removed());
     for (String n : change.removed()) {
-      held.remove(n);
+      edit.remove(n);
       if (subscription.isWildcard()) {
         // Spec: a wildcard client that drops a specific name cannot tell whether the wildcard
         // still covers it; answer with the resource or with its removal.
@@ -101,9 +102,16 @@ final class DeltaTypeState extends TypeState {
     if (change.wildcardAdded()) {
       dirtyAll = true;
     }
+    held = edit.commit();
     if (change.wildcardRemoved()) {
       // The client drops what only the wildcard gave it; forget it so that a resubscribe resends.
-      held.keySet().removeIf(k -> !subscription.isExplicit(k));
+      VersionMap.Editor drop = held.edit();
+      held.forEach((k, v) -> {
+        if (!subscription.isExplicit(k)) {
+          drop.remove(k);
+        }
+      });
+      held = drop.commit();
     }
     respondIfIdle(snapshot, nonces, out);
   }
@@ -112,7 +120,7 @@ final class DeltaTypeState extends TypeState {
   void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
     Set<String> candidates = new LinkedHashSet<>();
     if (dirtyAll) {
-      candidates.addAll(held.keySet());
+      candidates.addAll(held.keys());
       candidates.addAll(subscription.names());
       if (subscription.isWildcard()) {
         candidates.addAll(snapshot.resources().keySet());
@@ -123,7 +131,8 @@ final class DeltaTypeState extends TypeState {
     Map<String, Resource> resources = new LinkedHashMap<>();
     List<XdsResource> bodies = new java.util.ArrayList<>();
     Set<String> removed = new LinkedHashSet<>();
-    Map<String, String> sets = new HashMap<>();
+    VersionMap.Editor sets = VersionMap.EMPTY.edit();
+    VersionMap.Editor holdsNow = held.edit();
     for (String key : candidates) {
       boolean explicit = subscription.isExplicit(key);
       XdsResource r = explicit ? snapshot.resolve(key)
@@ -135,9 +144,11 @@ final class DeltaTypeState extends TypeState {
           // One entry per name, aliases included; the TTL only for clients that support it.
           if (resources.putIfAbsent(r.name(), r.wrapped(features.resourceTtl())) == null) {
             bodies.add(r);
-            onSent.accept(r);
+            if (onSent != null) {
+              onSent.accept(r);
+            }
           }
-          held.put(key, r.version());
+          holdsNow.put(key, r.version());
           sets.put(key, r.version());
         }
       } else if (explicit) {
@@ -149,22 +160,23 @@ final class DeltaTypeState extends TypeState {
           } else {
             removed.add(key);
           }
-          held.put(key, ABSENT);
+          holdsNow.put(key, ABSENT);
           sets.put(key, ABSENT);
         }
       } else if ((holds != null && !holds.equals(ABSENT)) || answer) {
         // Deleted, or no longer covered: every stream that had it is told.
         removed.add(key);
-        held.remove(key);
+        holdsNow.remove(key);
         sets.put(key, ABSENT);
       }
     }
+    held = holdsNow.commit(snapshot.versionMap());
     removed.removeAll(resources.keySet()); // never a name in both lists
     if (resources.isEmpty() && removed.isEmpty()) {
       return;
     }
     systemVersion = snapshot.version();
-    lastResponse = sets;
+    lastResponse = sets.commit();
     sentNow(bodies);
     out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)
@@ -182,7 +194,7 @@ final class DeltaTypeState extends TypeState {
 
   @Override
   Map<String, String> resourceVersions() {
-    Map<String, String> holds = new HashMap<>(held);
+    Map<String, String> holds = new HashMap<>(held.toMap());
     holds.values().removeIf(ABSENT::equals);
     return holds;
   }

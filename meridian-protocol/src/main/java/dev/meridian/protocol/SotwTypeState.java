@@ -5,12 +5,12 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * State-of-the-World state of one resource type on one stream. Not thread-safe: the owning stream
@@ -18,13 +18,18 @@ import java.util.TreeMap;
  */
 final class SotwTypeState extends TypeState {
   /** name → version of what this client was last sent (or proved to hold on reconnect). */
-  private final Map<String, String> sent = new HashMap<>();
+  private VersionMap sent = VersionMap.EMPTY;
   private String sentVersionInfo = "";
   /** A full-state type owes the client a response even if nothing changed (first request, new names). */
   private boolean owesResponse;
 
   SotwTypeState(ResourceType type, ClientFeatures features, java.time.Clock clock) {
     super(type, features, clock);
+  }
+
+  @Override
+  boolean owesResponse() {
+    return owesResponse;
   }
 
   @Override
@@ -39,20 +44,19 @@ final class SotwTypeState extends TypeState {
 
   @Override
   void forget(String key) {
-    sent.remove(key);
+    sent = sent.edit().remove(key).commit();
     if (type.fullStateInSotw()) {
       owesResponse = true;
     }
   }
 
   @Override
-  Map<String, String> clientHolds() {
+  VersionMap clientHolds() {
     return sent;
   }
 
   @Override
-  void heartbeat(List<XdsResource> due, java.util.function.Supplier<String> nonces,
-      List<Outcome> out) {
+  void heartbeat(List<XdsResource> due, Supplier<String> nonces, List<Outcome> out) {
     DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo) // a heartbeat is not an update: the version stays
         .setTypeUrl(type.typeUrl());
@@ -62,14 +66,9 @@ final class SotwTypeState extends TypeState {
     out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
   }
 
-  @Override
-  boolean owesResponse() {
-    return owesResponse;
-  }
-
-  /** A request for this type. {@code nonceSupplier} mints the nonce of any response sent. */
+  /** A request for this type. {@code nonces} mints the nonce of any response sent. */
   void onRequest(DiscoveryRequest req, TypeSnapshot snapshot, String nodeId,
-      java.util.function.Supplier<String> nonceSupplier, List<Outcome> out) {
+      Supplier<String> nonces, List<Outcome> out) {
     String nonce = req.getResponseNonce();
     // Spec "Resource updates": no response for a request with a stale nonce; it is superseded.
     if (!nonce.isEmpty() && !nonce.equals(lastNonce)) {
@@ -85,33 +84,39 @@ final class SotwTypeState extends TypeState {
     Subscription.Change change = subscription.replace(req.getResourceNamesList());
     // Spec "How the client specifies what resources to return": newly requested names are resent
     // even if sent before; dropped names are forgotten so that a later re-request resends them.
+    VersionMap.Editor edit = sent.edit();
+    List<String> gone = new ArrayList<>();
     for (String n : change.removed()) {
       if (!subscription.covers(n)) {
-        sent.remove(n);
-        dropped(List.of(n));
+        edit.remove(n);
+        gone.add(n);
       }
     }
     if (change.wildcardRemoved()) {
-      sent.keySet().removeIf(n -> !subscription.covers(n));
-      acked.keySet().removeIf(n -> !subscription.covers(n));
+      sent.forEach((n, v) -> {
+        if (!subscription.covers(n)) {
+          edit.remove(n);
+          gone.add(n);
+        }
+      });
     }
     for (String n : change.added()) {
-      sent.remove(n);
+      edit.remove(n);
     }
+    sent = edit.commit();
+    dropped(gone);
     if (type.fullStateInSotw() && (!change.added().isEmpty() || change.wildcardAdded())) {
       owesResponse = true; // the answer tells the client which of them exist
     }
     if (first) {
       String clientVersion = req.getVersionInfo();
-      if (!clientVersion.isEmpty() && clientVersion.equals(viewVersion(snapshot))) {
+      if (!clientVersion.isEmpty() && clientVersion.equals(versionInfo(snapshot))) {
         // Reconnect (spec "Versioning and Node Identifier"): the client already holds exactly this
         // view under the same subscription, so nothing is resent.
-        sent.clear();
-        view(snapshot).forEach((n, r) -> sent.put(n, r.version()));
+        sent = view(snapshot);
         sentVersionInfo = clientVersion;
         ackedVersion = clientVersion;
-        acked.clear();
-        acked.putAll(sent);
+        acked = sent;
         owesResponse = false;
       } else if (type.fullStateInSotw()) {
         owesResponse = true;
@@ -120,81 +125,108 @@ final class SotwTypeState extends TypeState {
     } else if (!change.isEmpty()) {
       dirtyAll = true;
     }
-    respondIfIdle(snapshot, nonceSupplier, out);
+    respondIfIdle(snapshot, nonces, out);
   }
 
   @Override
-  void respond(TypeSnapshot snapshot, java.util.function.Supplier<String> nonceSupplier,
-      List<Outcome> out) {
+  void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
     List<XdsResource> resources = new ArrayList<>();
+    List<Any> bodies = null; // shared, when the response is a whole type
     if (type.fullStateInSotw()) {
       // Spec "Grouping Resources into Responses": the complete subscribed state, every time.
-      Map<String, XdsResource> view = view(snapshot);
-      boolean same = view.size() == sent.size();
-      if (same) {
-        for (Map.Entry<String, XdsResource> e : view.entrySet()) {
-          if (!e.getValue().version().equals(sent.get(e.getKey()))) {
-            same = false;
-            break;
-          }
-        }
-      }
       clearDirty();
-      if (same && !owesResponse) {
+      VersionMap view = view(snapshot);
+      if (!owesResponse && sent.sameAs(view.toMap())) {
         return;
       }
-      Map<String, String> before = new HashMap<>(sent);
-      sent.clear();
-      Map<String, String> carried = new TreeMap<>();
-      view.forEach((n, r) -> {
-        sent.put(n, r.version());
-        carried.put(n, r.version());
-        resources.add(r);
-        if (!r.version().equals(before.get(n))) {
-          onSent.accept(r);
-        }
-      });
-      lastResponse = carried;
+      VersionMap before = sent;
+      boolean whole = view.isShared(snapshot.versionMap());
+      boolean list = !whole || ttlEnabled(); // a whole type goes out as the snapshot's own list
+      if (list || onSent != null) {
+        view.forEach((n, v) -> {
+          XdsResource r = snapshot.get(n);
+          if (list) {
+            resources.add(r);
+          }
+          if (onSent != null && !v.equals(before.get(n))) {
+            onSent.accept(r);
+          }
+        });
+        resources.sort(java.util.Comparator.comparing(XdsResource::name));
+      }
+      if (whole) {
+        bodies = snapshot.anys();
+      }
+      sent = view;
+      lastResponse = view;
     } else {
       Collection<String> candidates = dirtyAll ? candidates(snapshot) : new ArrayList<>(dirty);
       clearDirty();
-      Map<String, String> carried = new TreeMap<>();
+      VersionMap.Editor edit = sent.edit();
+      VersionMap.Editor carried = VersionMap.EMPTY.edit();
       for (String n : candidates) {
         XdsResource r = subscription.covers(n) ? snapshot.get(n) : null;
         if (r == null) {
           // Deleted: SotW cannot say so for this type (spec "Deleting Resources"); forget it so
           // that a reappearance is sent.
-          sent.remove(n);
+          edit.remove(n);
         } else if (!r.version().equals(sent.get(n))) {
-          sent.put(n, r.version());
+          edit.put(n, r.version());
           carried.put(n, r.version());
           resources.add(r);
-          onSent.accept(r);
+          if (onSent != null) {
+            onSent.accept(r);
+          }
         }
       }
+      sent = edit.commit(snapshot.versionMap());
       if (resources.isEmpty()) {
         return;
       }
-      lastResponse = carried;
+      lastResponse = carried.commit();
     }
     owesResponse = false;
-    String nonce = mint(nonceSupplier);
-    sentVersionInfo = Versions.ofView(new TreeMap<>(sent));
+    sentVersionInfo = versionInfo(snapshot);
     boolean wrap = features.ttlInSotw();
     DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo)
         .setTypeUrl(type.typeUrl())
-        .setNonce(nonce);
-    for (XdsResource r : resources) {
-      b.addResources(r.sotwAny(wrap));
+        .setNonce(mint(nonces));
+    if (bodies != null && !(wrap && hasTtl(resources))) {
+      b.addAllResources(bodies);
+    } else {
+      for (XdsResource r : resources) {
+        b.addResources(r.sotwAny(wrap));
+      }
     }
     sentNow(resources);
     out.add(new Outcome.Send(type, b.build()));
   }
 
+  private static boolean hasTtl(List<XdsResource> resources) {
+    for (XdsResource r : resources) {
+      if (r.ttl() != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The version_info of this client's view: the type's version in its group and what it
+   * subscribes to. Equal versions mean the same content under the same subscription, which is what
+   * makes skipping the resend on reconnect safe (spec "Versioning and Node Identifier").
+   */
+  private String versionInfo(TypeSnapshot snapshot) {
+    TreeMap<String, String> parts = new TreeMap<>();
+    parts.put("type", snapshot.version());
+    parts.put("subscription", subscription.fingerprint());
+    return Versions.ofView(parts);
+  }
+
   /** Everything that could need sending: every subscribed name and every name sent before. */
   private Collection<String> candidates(TypeSnapshot snapshot) {
-    Set<String> names = new HashSet<>(sent.keySet());
+    Set<String> names = sent.keys();
     if (subscription.isWildcard()) {
       names.addAll(snapshot.resources().keySet());
     }
@@ -202,32 +234,22 @@ final class SotwTypeState extends TypeState {
     return names;
   }
 
-  /** The existing resources this subscription covers, sorted by name. */
-  private Map<String, XdsResource> view(TypeSnapshot snapshot) {
-    if (subscription.isWildcard() && subscription.names().isEmpty()) {
-      return snapshot.resources();
+  /** The existing resources this subscription covers, as name → version. */
+  private VersionMap view(TypeSnapshot snapshot) {
+    if (subscription.isWildcard() && subscription.names().stream().allMatch(n -> snapshot.get(n) != null)) {
+      return VersionMap.shared(snapshot.versionMap());
     }
-    TreeMap<String, XdsResource> view = new TreeMap<>();
+    VersionMap.Editor view = VersionMap.EMPTY.edit();
     if (subscription.isWildcard()) {
-      view.putAll(snapshot.resources());
+      snapshot.resources().forEach((n, r) -> view.put(n, r.version()));
     }
     for (String n : subscription.names()) {
       XdsResource r = snapshot.get(n);
       if (r != null) {
-        view.put(n, r);
+        view.put(n, r.version());
       }
     }
-    return view;
-  }
-
-  private String viewVersion(TypeSnapshot snapshot) {
-    Map<String, XdsResource> view = view(snapshot);
-    if (view == snapshot.resources()) {
-      return snapshot.version();
-    }
-    TreeMap<String, String> versions = new TreeMap<>();
-    view.forEach((n, r) -> versions.put(n, r.version()));
-    return Versions.ofView(versions);
+    return view.commit(snapshot.versionMap());
   }
 
   // --- read-only views for status reporting ---
@@ -239,6 +261,6 @@ final class SotwTypeState extends TypeState {
 
   @Override
   Map<String, String> resourceVersions() {
-    return Map.copyOf(sent);
+    return sent.toMap();
   }
 }

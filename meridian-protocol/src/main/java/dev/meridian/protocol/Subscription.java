@@ -16,6 +16,7 @@ public final class Subscription {
   public static final String WILDCARD = "*";
 
   private boolean everNamed;
+  private String fingerprint;
   private boolean explicitWildcard;
   private final Set<String> names = new HashSet<>();
 
@@ -79,11 +80,26 @@ public final class Subscription {
 
   private Change change(boolean wasWildcard, Set<String> added, Set<String> removed) {
     boolean now = isWildcard();
+    fingerprint = null;
     if (added.isEmpty() && removed.isEmpty() && wasWildcard == now) {
       return Change.NONE;
     }
     return new Change(Collections.unmodifiableSet(added), Collections.unmodifiableSet(removed),
         now && !wasWildcard, wasWildcard && !now);
+  }
+
+  /** A stable digest of what is subscribed (wildcard and names), cached until it changes. */
+  public String fingerprint() {
+    String f = fingerprint;
+    if (f == null) {
+      java.util.TreeMap<String, String> sorted = new java.util.TreeMap<>();
+      for (String n : names) {
+        sorted.put(n, "");
+      }
+      sorted.put("\u0000wildcard", isWildcard() ? "1" : "0");
+      fingerprint = f = Versions.ofView(sorted);
+    }
+    return f;
   }
 
   public boolean isWildcard() {

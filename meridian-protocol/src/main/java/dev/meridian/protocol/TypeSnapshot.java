@@ -62,6 +62,29 @@ public final class TypeSnapshot {
     return resources.size();
   }
 
+  private volatile Map<String, String> versionMap;
+  private volatile List<com.google.protobuf.Any> anys;
+
+  /** name → version of every resource, built once and shared by every client in sync with it. */
+  public Map<String, String> versionMap() {
+    Map<String, String> m = versionMap;
+    if (m == null) {
+      Map<String, String> built = new java.util.HashMap<>(resources.size() * 4 / 3 + 1);
+      resources.forEach((n, r) -> built.put(n, r.version()));
+      versionMap = m = Collections.unmodifiableMap(built);
+    }
+    return m;
+  }
+
+  /** Every resource's Any, in name order, built once: a full-state response's body. */
+  public List<com.google.protobuf.Any> anys() {
+    List<com.google.protobuf.Any> a = anys;
+    if (a == null) {
+      anys = a = resources.values().stream().map(XdsResource::any).toList();
+    }
+    return a;
+  }
+
   /** The view-version of all resources of this type (see {@link Versions#ofView}). */
   public String version() {
     return version;

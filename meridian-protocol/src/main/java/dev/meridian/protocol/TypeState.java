@@ -27,13 +27,13 @@ abstract class TypeState {
   /** Marks a removal in {@link #lastResponse}. */
   static final String REMOVED = "";
   /** key → version the client ACKed: what it is known to run (for admin and CSDS). */
-  final java.util.Map<String, String> acked = new java.util.HashMap<>();
+  VersionMap acked = VersionMap.EMPTY;
   /** key → version carried by the latest response (REMOVED for removals); in flight or NACKed. */
-  java.util.Map<String, String> lastResponse = java.util.Map.of();
+  VersionMap lastResponse = VersionMap.EMPTY;
   /** ADS sequencing (see XdsStream): whether this type may respond now. */
   java.util.function.Predicate<ResourceType> gate = t -> true;
   /** Told of each resource sent with a version new to the client (warming, sequencing). */
-  java.util.function.Consumer<XdsResource> onSent = r -> {};
+  java.util.function.Consumer<XdsResource> onSent; // null: nobody needs to know
   /** Removed resources still presented as present until routes stopped using them (ADS). */
   final java.util.Map<String, XdsResource> lingering = new java.util.HashMap<>();
   /** Names to resend on the client's next request even if unchanged (spec "Resource warming"). */
@@ -67,15 +67,18 @@ abstract class TypeState {
     } else {
       ackedVersion = sentVersion;
       if (replacesState()) {
-        acked.clear(); // a full-state response replaces everything the client held
+        acked = lastResponse; // a full-state response replaces everything the client held
+      } else {
+        VersionMap.Editor edit = acked.edit();
+        lastResponse.forEach((k, v) -> {
+          if (v.equals(REMOVED)) {
+            edit.remove(k);
+          } else {
+            edit.put(k, v);
+          }
+        });
+        acked = edit.commit();
       }
-      lastResponse.forEach((k, v) -> {
-        if (v.equals(REMOVED)) {
-          acked.remove(k);
-        } else {
-          acked.put(k, v);
-        }
-      });
       out.add(new Outcome.Ack(type, sentVersion, nonce));
     }
     return true;
@@ -88,7 +91,11 @@ abstract class TypeState {
 
   /** The client dropped interest in these names: it no longer runs them. */
   final void dropped(java.util.Collection<String> keys) {
-    acked.keySet().removeAll(keys);
+    if (!keys.isEmpty()) {
+      VersionMap.Editor edit = acked.edit();
+      keys.forEach(edit::remove);
+      acked = edit.commit();
+    }
   }
 
   /** The config changed; {@code changed} names differ (null: anything may have). */
@@ -187,7 +194,7 @@ abstract class TypeState {
       return;
     }
     java.time.Instant now = clock.instant();
-    java.util.Map<String, String> holds = clientHolds();
+    VersionMap holds = clientHolds();
     List<XdsResource> due = new java.util.ArrayList<>();
     for (java.util.Iterator<java.util.Map.Entry<String, java.time.Instant>> it =
         ttlSentAt.entrySet().iterator(); it.hasNext(); ) {
@@ -211,7 +218,7 @@ abstract class TypeState {
   }
 
   /** What the client holds, key → version. */
-  abstract java.util.Map<String, String> clientHolds();
+  abstract VersionMap clientHolds();
 
   /** Emits one response that only refreshes the TTLs of {@code due}. */
   abstract void heartbeat(List<XdsResource> due, Supplier<String> nonces, List<Outcome> out);

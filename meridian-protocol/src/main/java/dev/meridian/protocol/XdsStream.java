@@ -375,7 +375,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       Map<String, String> lastResponseVersions) {}
 
   private static Map<String, String> lastResponse(TypeState s) {
-    Map<String, String> m = new java.util.TreeMap<>(s.lastResponse);
+    Map<String, String> m = new java.util.TreeMap<>(s.lastResponse.toMap());
     m.values().removeIf(TypeState.REMOVED::equals);
     return m;
   }
@@ -385,7 +385,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     for (S s : states.values()) {
       list.add(new TypeStatus(s.type, s.subscription.isWildcard(),
           Set.copyOf(s.subscription.names()), s.sentVersion(), s.ackedVersion, s.pendingNonce(),
-          s.lastNack, s.resourceVersions(), Map.copyOf(s.acked), lastResponse(s)));
+          s.lastNack, s.resourceVersions(), s.acked.toMap(), lastResponse(s)));
     }
     return list;
   }

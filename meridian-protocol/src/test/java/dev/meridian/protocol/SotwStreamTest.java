@@ -42,8 +42,12 @@ class SotwStreamTest {
     assertThat(names(r)).containsExactly("a", "b");
     assertThat(r.getTypeUrl()).isEqualTo(CDS.typeUrl());
     assertThat(r.getNonce()).isNotEmpty();
-    // A wildcard view is the whole type: its version is the type's version.
-    assertThat(r.getVersionInfo()).isEqualTo(peer.config.defaults().get(CDS).version());
+    // version_info comes from the type's content and the subscription: another client with the
+    // same subscription sees the same version, one with another subscription another version.
+    assertThat(single(v.peer(CDS, peer.config).subscribe(CDS)).getVersionInfo())
+        .isEqualTo(r.getVersionInfo());
+    assertThat(single(v.peer(CDS, peer.config).subscribe(CDS, "a")).getVersionInfo())
+        .isNotEqualTo(r.getVersionInfo());
   }
 
   @ParameterizedTest
