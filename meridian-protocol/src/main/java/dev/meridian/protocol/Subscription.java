@@ -18,7 +18,11 @@ public final class Subscription {
   private boolean everNamed;
   private String fingerprint;
   private boolean explicitWildcard;
-  private final Set<String> names = new HashSet<>();
+  /** Immutable; large sets are interned, so clients subscribing to the same names share one set. */
+  private Set<String> names = Set.of();
+  private static final int INTERN_FROM = 64;
+  private static final java.util.Map<Set<String>, java.lang.ref.WeakReference<Set<String>>> INTERNED =
+      new java.util.WeakHashMap<>();
 
   /** The outcome of a subscription update: names newly of interest and names dropped. */
   public record Change(Set<String> added, Set<String> removed, boolean wildcardAdded,
@@ -32,22 +36,69 @@ public final class Subscription {
 
   /** SotW: each request carries the complete set of names. */
   public Change replace(List<String> requested) {
+    if (unchanged(requested)) {
+      return Change.NONE; // the usual ACK: same names again, nothing to allocate
+    }
     boolean wasWildcard = isWildcard();
-    Set<String> before = new HashSet<>(names);
+    Set<String> before = names;
     if (!requested.isEmpty()) {
       everNamed = true;
     }
     explicitWildcard = requested.contains(WILDCARD);
-    names.clear();
+    Set<String> next = new HashSet<>(requested.size() * 4 / 3 + 1);
     for (String n : requested) {
       if (!n.equals(WILDCARD)) {
-        names.add(n);
+        next.add(n);
       }
     }
-    Set<String> added = new LinkedHashSet<>(names);
-    added.removeAll(before);
-    before.removeAll(names);
-    return change(wasWildcard, added, before);
+    names = intern(next);
+    Set<String> added = new LinkedHashSet<>();
+    for (String n : names) {
+      if (!before.contains(n)) {
+        added.add(n);
+      }
+    }
+    Set<String> removed = new LinkedHashSet<>();
+    for (String n : before) {
+      if (!names.contains(n)) {
+        removed.add(n);
+      }
+    }
+    return change(wasWildcard, added, removed);
+  }
+
+  private boolean unchanged(List<String> requested) {
+    if (requested.isEmpty()) {
+      return !everNamed || (names.isEmpty() && !explicitWildcard);
+    }
+    if (!everNamed) {
+      return false;
+    }
+    int star = 0;
+    for (String n : requested) {
+      if (n.equals(WILDCARD)) {
+        star = 1;
+      } else if (!names.contains(n)) {
+        return false;
+      }
+    }
+    return (star == 1) == explicitWildcard && requested.size() - star == names.size();
+  }
+
+  /** One shared immutable set per distinct large subscription (10,000 EDS names × 1,000 clients). */
+  private static Set<String> intern(Set<String> set) {
+    if (set.size() < INTERN_FROM) {
+      return Set.copyOf(set);
+    }
+    synchronized (INTERNED) {
+      java.lang.ref.WeakReference<Set<String>> ref = INTERNED.get(set);
+      Set<String> shared = ref == null ? null : ref.get();
+      if (shared == null) {
+        shared = Collections.unmodifiableSet(set);
+        INTERNED.put(shared, new java.lang.ref.WeakReference<>(shared));
+      }
+      return shared;
+    }
   }
 
   /** Incremental: names added and removed relative to the current subscription. */
@@ -58,6 +109,10 @@ public final class Subscription {
     if (!subscribe.isEmpty()) {
       everNamed = true;
     }
+    if (subscribe.isEmpty() && unsubscribe.isEmpty()) {
+      return Change.NONE; // an ACK: nothing to copy
+    }
+    Set<String> names = new HashSet<>(this.names);
     for (String n : subscribe) {
       if (n.equals(WILDCARD)) {
         explicitWildcard = true;
@@ -75,6 +130,9 @@ public final class Subscription {
     }
     // A name both subscribed and unsubscribed in one request ends unsubscribed.
     added.removeIf(n -> !names.contains(n));
+    if (!added.isEmpty() || !removed.isEmpty()) {
+      this.names = intern(names);
+    }
     return change(wasWildcard, added, removed);
   }
 
@@ -112,7 +170,7 @@ public final class Subscription {
 
   /** Explicit names (without {@code *}). */
   public Set<String> names() {
-    return Collections.unmodifiableSet(names);
+    return names; // immutable
   }
 
   public boolean covers(String name) {

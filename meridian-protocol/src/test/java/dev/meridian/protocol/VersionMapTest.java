@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The per-client version bookkeeping that shares structure with snapshots (DESIGN "Fan-out"). */
@@ -63,5 +64,22 @@ class VersionMapTest {
       assertThat(((DeltaTypeState) delta.stream.states.get(ResourceType.CLUSTER)).clientHolds()
           .isShared(shared)).isTrue();
     }
+  }
+
+  @Test
+  void clientsNamingTheSameManyResourcesShareOneSubscriptionSet() {
+    List<String> names = new java.util.ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      names.add("cla-" + i);
+    }
+    Subscription a = new Subscription();
+    Subscription b = new Subscription();
+    a.replace(new java.util.ArrayList<>(names));
+    b.replace(names.stream().map(String::new).toList());
+    assertThat(a.names()).isSameAs(b.names());
+    // An ACK repeating the names changes nothing and allocates no new set.
+    Set<String> before = a.names();
+    assertThat(a.replace(names).isEmpty()).isTrue();
+    assertThat(a.names()).isSameAs(before);
   }
 }
