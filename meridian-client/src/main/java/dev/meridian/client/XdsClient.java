@@ -1,0 +1,561 @@
+package dev.meridian.client;
+
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.protocol.XdsResource;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
+import java.util.function.DoubleSupplier;
+
+/**
+ * An xDS client: watches resources on one control plane over ADS or per-type streams, State of the
+ * World or Delta, with one watcher API. All state lives on one {@link SerializingContext}; watchers
+ * are called serialized on the callback executor. The model is grpc-java's XdsClientImpl.
+ */
+public final class XdsClient implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+
+  /** Which flavour of the protocol (spec "Variants of the xDS Transport Protocol"). */
+  public enum Protocol { SOTW, DELTA }
+
+  /** One aggregated stream for all types, or one stream per type. */
+  public enum Mode { ADS, PER_TYPE }
+
+  /**
+   * @param doesNotExistTimeout spec "Knowing When a Requested Resource Does Not Exist": 15 s in gRPC
+   * @param callbackExecutor where watchers run (serialized); null: a daemon thread of our own
+   * @param scheduler the clock and timers; null: the system clock
+   * @param random jitter source for the reconnect backoff
+   */
+  public record Options(Protocol protocol, Mode mode, Duration doesNotExistTimeout,
+      Executor callbackExecutor, Scheduler scheduler, DoubleSupplier random) {
+    public Options {
+      Objects.requireNonNull(protocol);
+      Objects.requireNonNull(mode);
+      Objects.requireNonNull(doesNotExistTimeout);
+      if (random == null) {
+        random = () -> ThreadLocalRandom.current().nextDouble();
+      }
+    }
+
+    public static Options defaults() {
+      return new Options(Protocol.SOTW, Mode.ADS, Duration.ofSeconds(15), null, null, null);
+    }
+
+    public Options withProtocol(Protocol p) {
+      return new Options(p, mode, doesNotExistTimeout, callbackExecutor, scheduler, random);
+    }
+
+    public Options withMode(Mode m) {
+      return new Options(protocol, m, doesNotExistTimeout, callbackExecutor, scheduler, random);
+    }
+
+    public Options withDoesNotExistTimeout(Duration d) {
+      return new Options(protocol, mode, d, callbackExecutor, scheduler, random);
+    }
+
+    public Options withCallbackExecutor(Executor e) {
+      return new Options(protocol, mode, doesNotExistTimeout, e, scheduler, random);
+    }
+
+    public Options withScheduler(Scheduler s) {
+      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, s, random);
+    }
+
+    public Options withRandom(DoubleSupplier r) {
+      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, r);
+    }
+  }
+
+  final SerializingContext ctx = new SerializingContext();
+  final Bootstrap bootstrap;
+  final Options options;
+  final XdsTransport transport;
+  final Scheduler scheduler;
+  private final CallbackExecutor callbacks;
+  private final List<AutoCloseable> owned = new ArrayList<>();
+  private final Map<ResourceType, TypeState> types = new EnumMap<>(ResourceType.class);
+  private final Map<ResourceType, ClientStream> streams = new HashMap<>(); // key null: ADS
+  private boolean shutdown;
+
+  /** Connects to the bootstrap's first server with gRPC. */
+  public static XdsClient create(Bootstrap bootstrap, Options options) {
+    return new XdsClient(bootstrap, options, new GrpcXdsTransport(bootstrap.primary()));
+  }
+
+  /** With any transport (tests script one). */
+  public XdsClient(Bootstrap bootstrap, Options options, XdsTransport transport) {
+    this.bootstrap = bootstrap;
+    this.options = options;
+    this.transport = transport;
+    if (options.scheduler() != null) {
+      this.scheduler = options.scheduler();
+    } else {
+      SystemScheduler s = new SystemScheduler();
+      owned.add(s);
+      this.scheduler = s;
+    }
+    Executor user = options.callbackExecutor();
+    if (user == null) {
+      ExecutorService e = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "meridian-xds-callbacks");
+        t.setDaemon(true);
+        return t;
+      });
+      owned.add(e::shutdown);
+      user = e;
+    }
+    this.callbacks = new CallbackExecutor(user);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Public API
+
+  /** Watches one resource by name. A cached value (or known absence) is delivered at once. */
+  public Watch watch(ResourceType type, String name, ResourceWatcher watcher) {
+    Objects.requireNonNull(name, "name");
+    WatchImpl w = new WatchImpl(type, name, watcher);
+    ctx.execute(() -> addWatch(w));
+    return w;
+  }
+
+  /** Watches every resource of a type (a wildcard subscription). */
+  public Watch watchAll(ResourceType type, ResourceWatcher watcher) {
+    WatchImpl w = new WatchImpl(type, null, watcher);
+    ctx.execute(() -> addWatch(w));
+    return w;
+  }
+
+  public Bootstrap bootstrap() {
+    return bootstrap;
+  }
+
+  @Override
+  public void close() {
+    ctx.execute(() -> {
+      if (shutdown) {
+        return;
+      }
+      shutdown = true;
+      for (ClientStream s : streams.values()) {
+        s.shutdown();
+      }
+      streams.clear();
+      for (TypeState ts : types.values()) {
+        for (Entry e : ts.entries.values()) {
+          e.cancelTimers();
+        }
+      }
+    });
+    transport.close();
+    for (AutoCloseable c : owned) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        LOG.log(System.Logger.Level.DEBUG, "closing", e);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // State (touched only on ctx)
+
+  /** One resource the client is interested in or (for wildcard) knows about. */
+  static final class Entry {
+    final String name;
+    final List<WatchImpl> watchers = new ArrayList<>();
+    ResourceUpdate data;
+    boolean absent;
+    Scheduler.Cancellable dneTimer;
+    Scheduler.Cancellable ttlTimer;
+
+    Entry(String name) {
+      this.name = name;
+    }
+
+    void cancelTimers() {
+      if (dneTimer != null) {
+        dneTimer.cancel();
+        dneTimer = null;
+      }
+      if (ttlTimer != null) {
+        ttlTimer.cancel();
+        ttlTimer = null;
+      }
+    }
+  }
+
+  /** Per type: subscriptions, cache and the accepted version. */
+  static final class TypeState {
+    final ResourceType type;
+    final Map<String, Entry> entries = new LinkedHashMap<>();
+    final List<WatchImpl> wildcardWatchers = new ArrayList<>();
+    String acceptedVersion = "";
+    boolean responded;
+
+    TypeState(ResourceType type) {
+      this.type = type;
+    }
+
+    boolean wildcard() {
+      return !wildcardWatchers.isEmpty();
+    }
+
+    Set<String> namedSubscriptions() {
+      Set<String> names = new LinkedHashSet<>();
+      for (Entry e : entries.values()) {
+        if (!e.watchers.isEmpty()) {
+          names.add(e.name);
+        }
+      }
+      return names;
+    }
+
+    boolean subscribed() {
+      return wildcard() || entries.values().stream().anyMatch(e -> !e.watchers.isEmpty());
+    }
+
+    /** What a reconnecting stream tells the server it holds (Delta initial_resource_versions). */
+    Map<String, String> heldVersions() {
+      Map<String, String> held = new LinkedHashMap<>();
+      for (Entry e : entries.values()) {
+        if (e.data != null && (wildcard() || !e.watchers.isEmpty())) {
+          held.put(e.name, e.data.serverVersion());
+        }
+      }
+      return held;
+    }
+  }
+
+  final class WatchImpl implements Watch {
+    final ResourceType type;
+    final String name; // null: wildcard
+    final ResourceWatcher watcher;
+    volatile boolean cancelled;
+
+    WatchImpl(ResourceType type, String name, ResourceWatcher watcher) {
+      this.type = type;
+      this.name = name;
+      this.watcher = watcher;
+    }
+
+    @Override
+    public void cancel() {
+      cancelled = true;
+      ctx.execute(() -> removeWatch(this));
+    }
+  }
+
+  TypeState state(ResourceType type) {
+    return types.computeIfAbsent(type, TypeState::new);
+  }
+
+  /** Types with at least one subscription, in make-before-break order (CDS, EDS, LDS, RDS...). */
+  List<ResourceType> subscribedTypes(ResourceType perType) {
+    List<ResourceType> out = new ArrayList<>();
+    for (ResourceType t : ResourceType.values()) {
+      TypeState ts = types.get(t);
+      if ((perType == null || perType == t) && ts != null && ts.subscribed()) {
+        out.add(t);
+      }
+    }
+    return out;
+  }
+
+  private ClientStream streamFor(ResourceType type) {
+    ResourceType key = options.mode() == Mode.ADS ? null : type;
+    ClientStream s = streams.get(key);
+    if (s == null) {
+      s = options.protocol() == Protocol.SOTW ? new SotwClientStream(this, key)
+          : new DeltaClientStream(this, key);
+      streams.put(key, s);
+      s.start();
+    }
+    return s;
+  }
+
+  private void addWatch(WatchImpl w) {
+    if (shutdown || w.cancelled) {
+      return;
+    }
+    TypeState ts = state(w.type);
+    if (w.name == null) {
+      boolean first = !ts.wildcard();
+      ts.wildcardWatchers.add(w);
+      for (Entry e : ts.entries.values()) {
+        if (e.data != null) {
+          ResourceUpdate u = e.data;
+          deliver(w, x -> x.onChanged(u));
+        }
+      }
+      if (ts.responded) {
+        String v = ts.acceptedVersion;
+        deliver(w, x -> x.onResponseProcessed(ts.type, v, false));
+      }
+      if (first) {
+        streamFor(w.type).subscriptionChanged(w.type);
+      }
+      return;
+    }
+    Entry e = ts.entries.computeIfAbsent(w.name, Entry::new);
+    boolean newlyNamed = e.watchers.isEmpty();
+    e.watchers.add(w);
+    if (e.data != null) {
+      ResourceUpdate u = e.data;
+      deliver(w, x -> x.onChanged(u));
+    } else if (e.absent) {
+      deliver(w, x -> x.onDoesNotExist(w.type, w.name));
+    }
+    if (newlyNamed) {
+      ClientStream s = streamFor(w.type);
+      s.subscriptionChanged(w.type);
+      if (s.ready) {
+        startDneTimer(ts, e);
+      }
+    }
+  }
+
+  private void removeWatch(WatchImpl w) {
+    TypeState ts = types.get(w.type);
+    if (ts == null || shutdown) {
+      return;
+    }
+    boolean changed;
+    if (w.name == null) {
+      changed = ts.wildcardWatchers.remove(w) && !ts.wildcard();
+      if (changed) {
+        ts.entries.values().removeIf(e -> {
+          if (e.watchers.isEmpty()) {
+            e.cancelTimers();
+            return true;
+          }
+          return false;
+        });
+      }
+    } else {
+      Entry e = ts.entries.get(w.name);
+      changed = e != null && e.watchers.remove(w) && e.watchers.isEmpty();
+      if (changed && !ts.wildcard()) {
+        e.cancelTimers();
+        ts.entries.remove(w.name);
+      } else if (changed && e.dneTimer != null) {
+        e.dneTimer.cancel();
+        e.dneTimer = null;
+      }
+    }
+    if (changed) {
+      ClientStream s = streams.get(options.mode() == Mode.ADS ? null : w.type);
+      if (s != null) {
+        s.subscriptionChanged(w.type);
+      }
+    }
+  }
+
+  /**
+   * Spec "Knowing When a Requested Resource Does Not Exist": started once the request is on a
+   * ready stream, so that a slow connection is not mistaken for an absent resource.
+   */
+  private void startDneTimer(TypeState ts, Entry e) {
+    if (e.data != null || e.absent || e.dneTimer != null || e.watchers.isEmpty()) {
+      return;
+    }
+    e.dneTimer = scheduler.schedule(() -> ctx.execute(() -> {
+      if (ts.entries.get(e.name) != e || e.dneTimer == null) {
+        return;
+      }
+      e.dneTimer = null;
+      if (e.data == null && !e.absent) {
+        e.absent = true;
+        notifyAll(ts, e, x -> x.onDoesNotExist(ts.type, e.name));
+      }
+    }), options.doesNotExistTimeout());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Called by the streams, on ctx
+
+  void onStreamReady(ClientStream s) {
+    for (ResourceType t : subscribedTypes(s.perType)) {
+      TypeState ts = state(t);
+      for (Entry e : ts.entries.values()) {
+        startDneTimer(ts, e);
+      }
+    }
+  }
+
+  void onStreamClosed(ClientStream s, Status status) {
+    for (ResourceType t : subscribedTypes(s.perType)) {
+      TypeState ts = state(t);
+      XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null,
+          "xDS stream to " + bootstrap.primary().serverUri() + " closed: " + status.getCode()
+              + (status.getDescription() == null ? "" : " " + status.getDescription()));
+      Set<WatchImpl> all = new LinkedHashSet<>(ts.wildcardWatchers);
+      for (Entry e : ts.entries.values()) {
+        // The timers restart when the next stream is ready (grpc-java does the same).
+        if (e.dneTimer != null) {
+          e.dneTimer.cancel();
+          e.dneTimer = null;
+        }
+        all.addAll(e.watchers);
+      }
+      for (WatchImpl w : all) {
+        deliver(w, x -> x.onError(err));
+      }
+    }
+  }
+
+  /**
+   * Applies a decoded response and returns its problems (empty: ACK). Valid resources are used
+   * even when others are rejected; rejected ones keep their last good value.
+   */
+  List<String> applyResponse(DecodedResponse d, String version, boolean sotw) {
+    TypeState ts = state(d.type);
+    if (d.errors.isEmpty()) {
+      ts.acceptedVersion = version;
+    }
+    ts.responded = true;
+    Set<String> seen = new LinkedHashSet<>();
+    for (DecodedResponse.Item it : d.valid.values()) {
+      seen.add(it.name());
+      Entry e = ts.entries.get(it.name());
+      if (e == null) {
+        if (!ts.wildcard()) {
+          continue; // not asked for: ignore (the server may be ahead of our unsubscribe)
+        }
+        e = new Entry(it.name());
+        ts.entries.put(it.name(), e);
+      }
+      if (e.dneTimer != null) {
+        e.dneTimer.cancel();
+        e.dneTimer = null;
+      }
+      XdsResource r = XdsResource.of(d.type, it.message(), it.ttl(), List.of());
+      boolean changed = e.data == null || !e.data.resource().version().equals(r.version());
+      ResourceUpdate u = new ResourceUpdate(r, it.version(), it.ttl());
+      e.data = u;
+      e.absent = false;
+      scheduleTtl(ts, e);
+      if (changed) {
+        notifyAll(ts, e, x -> x.onChanged(u));
+      }
+    }
+    for (String name : d.heartbeats) {
+      seen.add(name);
+      Entry e = ts.entries.get(name);
+      if (e != null && e.data != null) {
+        scheduleTtl(ts, e); // spec "TTL": a heartbeat refreshes the TTL, nothing else
+      }
+    }
+    for (String name : d.invalid) {
+      seen.add(name);
+      Entry e = ts.entries.get(name);
+      if (e != null) {
+        if (e.dneTimer != null) {
+          e.dneTimer.cancel();
+          e.dneTimer = null;
+        }
+        XdsError err = new XdsError(XdsError.Kind.INVALID_RESOURCE, d.type, name,
+            d.errorDetail());
+        notifyAll(ts, e, x -> x.onError(err));
+      }
+    }
+    // Spec "Grouping Resources into Responses": in SotW a Listener/Cluster response is the whole
+    // state, so a resource it omits is deleted (unless the server asked us not to, gRFC A53).
+    if (sotw && d.type.fullStateInSotw() && !d.unnamedErrors
+        && !bootstrap.primary().ignoreResourceDeletion()) {
+      for (Entry e : new ArrayList<>(ts.entries.values())) {
+        if (!seen.contains(e.name) && (e.dneTimer == null || !e.dneTimer.isPending())) {
+          remove(ts, e);
+        }
+      }
+    }
+    for (String name : d.removed) {
+      Entry e = ts.entries.get(name);
+      if (e != null) {
+        remove(ts, e);
+      }
+    }
+    Set<WatchImpl> all = new LinkedHashSet<>(ts.wildcardWatchers);
+    ts.entries.values().forEach(e -> all.addAll(e.watchers));
+    String accepted = ts.acceptedVersion;
+    boolean nacked = !d.errors.isEmpty();
+    for (WatchImpl w : all) {
+      deliver(w, x -> x.onResponseProcessed(d.type, accepted, nacked));
+    }
+    return d.errors;
+  }
+
+  /** The resource is gone: deleted, removed or expired. */
+  private void remove(TypeState ts, Entry e) {
+    if (e.ttlTimer != null) {
+      e.ttlTimer.cancel();
+      e.ttlTimer = null;
+    }
+    boolean wasKnown = e.data != null || !e.absent;
+    e.data = null;
+    e.absent = true;
+    if (wasKnown) {
+      notifyAll(ts, e, x -> x.onDoesNotExist(ts.type, e.name));
+    }
+    if (e.watchers.isEmpty()) {
+      e.cancelTimers();
+      ts.entries.remove(e.name);
+    }
+  }
+
+  /** Spec "TTL": without an update or heartbeat within the TTL, the resource is removed. */
+  private void scheduleTtl(TypeState ts, Entry e) {
+    if (e.ttlTimer != null) {
+      e.ttlTimer.cancel();
+      e.ttlTimer = null;
+    }
+    com.google.protobuf.Duration ttl = e.data == null ? null : e.data.ttl();
+    if (ttl == null) {
+      return;
+    }
+    Duration d = Duration.ofSeconds(ttl.getSeconds(), ttl.getNanos());
+    Scheduler.Cancellable[] self = new Scheduler.Cancellable[1];
+    self[0] = scheduler.schedule(() -> ctx.execute(() -> {
+      if (ts.entries.get(e.name) == e && e.ttlTimer == self[0]) {
+        e.ttlTimer = null;
+        LOG.log(System.Logger.Level.DEBUG, "{0} {1}: TTL expired", ts.type.abbreviation(), e.name);
+        remove(ts, e);
+      }
+    }), d);
+    e.ttlTimer = self[0];
+  }
+
+  private void notifyAll(TypeState ts, Entry e, Consumer<ResourceWatcher> call) {
+    for (WatchImpl w : new ArrayList<>(e.watchers)) {
+      deliver(w, call);
+    }
+    for (WatchImpl w : new ArrayList<>(ts.wildcardWatchers)) {
+      deliver(w, call);
+    }
+  }
+
+  private void deliver(WatchImpl w, Consumer<ResourceWatcher> call) {
+    callbacks.execute(() -> {
+      if (!w.cancelled) {
+        call.accept(w.watcher);
+      }
+    });
+  }
+
+  boolean isShutdown() {
+    return shutdown;
+  }
+}
