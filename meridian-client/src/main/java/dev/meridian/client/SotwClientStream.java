@@ -20,6 +20,7 @@ final class SotwClientStream extends ClientStream {
     String nonce = "";
     boolean everNamed;
     boolean sent;
+    List<String> lastNames = List.of();
   }
 
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
@@ -56,13 +57,13 @@ final class SotwClientStream extends ClientStream {
 
   @Override
   void sendInitial(ResourceType type) {
-    send(type, null);
+    send(type, null, false);
   }
 
   @Override
   void subscriptionChanged(ResourceType type) {
     if (call != null) {
-      send(type, null);
+      send(type, null, true);
     }
   }
 
@@ -74,7 +75,8 @@ final class SotwClientStream extends ClientStream {
     }
   }
 
-  private void send(ResourceType type, String errorDetail) {
+  /** Sends the type's request; with {@code onlyIfChanged}, only when the names changed. */
+  private void send(ResourceType type, String errorDetail, boolean onlyIfChanged) {
     XdsClient.TypeState ts = client.state(type);
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
     Set<String> named = ts.namedSubscriptions();
@@ -89,6 +91,10 @@ final class SotwClientStream extends ClientStream {
       return; // never subscribed on this stream: nothing to unsubscribe
     }
     names.addAll(named);
+    if (onlyIfChanged && p.sent && names.equals(p.lastNames)) {
+      return;
+    }
+    p.lastNames = List.copyOf(names);
     if (!names.isEmpty()) {
       p.everNamed = true;
     }
@@ -127,6 +133,6 @@ final class SotwClientStream extends ClientStream {
     List<String> errors = client.applyResponse(d, response.getVersionInfo(), true);
     perTypes.computeIfAbsent(type, t -> new PerType()).nonce = response.getNonce();
     // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
-    send(type, errors.isEmpty() ? null : d.errorDetail());
+    send(type, errors.isEmpty() ? null : d.errorDetail(), false);
   }
 }
