@@ -402,16 +402,14 @@ public final class XdsClient implements AutoCloseable {
       XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null,
           "xDS stream to " + bootstrap.primary().serverUri() + " closed: " + status.getCode()
               + (status.getDescription() == null ? "" : " " + status.getDescription()));
-      Set<WatchImpl> all = new LinkedHashSet<>(ts.wildcardWatchers);
       for (Entry e : ts.entries.values()) {
         // The timers restart when the next stream is ready (grpc-java does the same).
         if (e.dneTimer != null) {
           e.dneTimer.cancel();
           e.dneTimer = null;
         }
-        all.addAll(e.watchers);
       }
-      for (WatchImpl w : all) {
+      for (WatchImpl w : distinctWatchers(ts)) {
         deliver(w, x -> x.onError(err));
       }
     }
@@ -488,14 +486,29 @@ public final class XdsClient implements AutoCloseable {
         remove(ts, e);
       }
     }
-    Set<WatchImpl> all = new LinkedHashSet<>(ts.wildcardWatchers);
-    ts.entries.values().forEach(e -> all.addAll(e.watchers));
     String accepted = ts.acceptedVersion;
     boolean nacked = !d.errors.isEmpty();
-    for (WatchImpl w : all) {
+    for (WatchImpl w : distinctWatchers(ts)) {
       deliver(w, x -> x.onResponseProcessed(d.type, accepted, nacked));
     }
     return d.errors;
+  }
+
+  /**
+   * One watch per distinct watcher object: type-level events (a processed response, a stream
+   * error) reach a watcher once even when it watches several names.
+   */
+  private List<WatchImpl> distinctWatchers(TypeState ts) {
+    Map<ResourceWatcher, WatchImpl> byWatcher = new java.util.IdentityHashMap<>();
+    List<WatchImpl> out = new ArrayList<>();
+    List<WatchImpl> all = new ArrayList<>(ts.wildcardWatchers);
+    ts.entries.values().forEach(e -> all.addAll(e.watchers));
+    for (WatchImpl w : all) {
+      if (byWatcher.putIfAbsent(w.watcher, w) == null) {
+        out.add(w);
+      }
+    }
+    return out;
   }
 
   /** The resource is gone: deleted, removed or expired. */
