@@ -53,11 +53,7 @@ final class ClientOptions {
   }
 
   ResourcePrinter printer() {
-    return switch (output) {
-      case "json" -> new ResourcePrinter(true);
-      case "yaml" -> new ResourcePrinter(false);
-      default -> throw new IllegalArgumentException("-o must be yaml or json, not " + output);
-    };
+    return ResourcePrinter.forFormat(output);
   }
 
   XdsClient connect(Duration doesNotExistTimeout) {

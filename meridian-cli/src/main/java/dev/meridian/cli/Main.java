@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code meridian} command. */
 @Command(name = "meridian", mixinStandardHelpOptions = true, version = "meridian 0.1.0",
     description = "xDS control plane and toolkit.",
-    subcommands = {ServeCommand.class, GetCommand.class, WatchCommand.class})
+    subcommands = {ServeCommand.class, GetCommand.class, WatchCommand.class, ResolveCommand.class})
 public final class Main {
   public static void main(String[] args) {
     System.exit(run(args));

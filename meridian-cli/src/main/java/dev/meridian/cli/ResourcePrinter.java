@@ -26,6 +26,14 @@ final class ResourcePrinter {
     this.json = json;
   }
 
+  static ResourcePrinter forFormat(String output) {
+    return switch (output) {
+      case "json" -> new ResourcePrinter(true);
+      case "yaml" -> new ResourcePrinter(false);
+      default -> throw new IllegalArgumentException("-o must be yaml or json, not " + output);
+    };
+  }
+
   /** A resource as a JSON tree: proto3 JSON of its Any, so {@code @type} comes first. */
   static JsonElement tree(ResourceUpdate u) {
     try {
@@ -33,6 +41,15 @@ final class ResourcePrinter {
       return JsonParser.parseString(s);
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalStateException("cannot print " + u.name() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Any message as a proto3 JSON tree (no {@code @type}). */
+  JsonElement tree(com.google.protobuf.Message m) {
+    try {
+      return JsonParser.parseString(EnvoyTypeRegistry.get().printer().print(m));
+    } catch (InvalidProtocolBufferException e) {
+      throw new IllegalStateException(e);
     }
   }
 

@@ -123,6 +123,31 @@ class ClientCommandsTest {
     assertThat(second.toString()).contains("3s");
   }
 
+  @Test
+  void resolvePrintsVirtualHostRouteClustersAndEndpoints() {
+    PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+    int rc = new CommandLine(new ResolveCommand(o, new PrintStream(err, true, StandardCharsets.UTF_8)))
+        .execute("--server", addr(), "--listener", "http", "--path", "/helloworld.Greeter/SayHello",
+            "--header", "x-user=alice", "-o", "json");
+    assertThat(rc).as(err.toString(StandardCharsets.UTF_8)).isZero();
+    JsonObject doc = JsonParser.parseString(out()).getAsJsonObject();
+    assertThat(doc.getAsJsonObject("virtual_host").get("name").getAsString()).isEqualTo("greeter");
+    assertThat(doc.getAsJsonArray("clusters")).hasSize(2);
+    assertThat(doc.getAsJsonArray("clusters").get(0).getAsJsonObject().get("weight").getAsInt())
+        .isEqualTo(80);
+    assertThat(doc.get("chosen_endpoint").getAsString()).startsWith("127.0.0.1:");
+    assertThat(doc.getAsJsonArray("endpoints")).isNotEmpty();
+  }
+
+  @Test
+  void resolveUnknownListenerExitsNonZero() {
+    PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+    int rc = new CommandLine(new ResolveCommand(o, new PrintStream(err, true, StandardCharsets.UTF_8)))
+        .execute("--server", addr(), "--listener", "nope", "--path", "/a.B/C", "--timeout", "1s");
+    assertThat(rc).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("listener nope does not exist");
+  }
+
   private List<String> lines() {
     return out().lines().filter(l -> !l.isBlank()).toList();
   }
