@@ -77,7 +77,8 @@ final class GetCommand implements Callable<Integer> {
       }
     }
     if (c.error != null) {
-      err.println("meridian get: " + c.error.message());
+      err.println("meridian get: cannot get " + type.shortName() + " from " + opts.server + ": "
+          + c.error.message());
       return UNREACHABLE;
     }
     Map<String, Object> doc = new LinkedHashMap<>();

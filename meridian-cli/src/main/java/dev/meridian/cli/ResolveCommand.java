@@ -124,8 +124,10 @@ final class ResolveCommand implements Callable<Integer> {
     doc.put("authority", auth);
     doc.put("path", path);
     if (res.virtualHost() != null) {
-      doc.put("virtual_host", Map.of("name", res.virtualHost().getName(),
-          "domains", res.virtualHost().getDomainsList()));
+      Map<String, Object> vh = new LinkedHashMap<>();
+      vh.put("name", res.virtualHost().getName());
+      vh.put("domains", res.virtualHost().getDomainsList());
+      doc.put("virtual_host", vh);
     }
     if (res.route() != null) {
       doc.put("route", printer.tree(res.route()));
@@ -142,17 +144,19 @@ final class ResolveCommand implements Callable<Integer> {
       doc.put("clusters", cs);
     }
     if (res.clusterResource() != null) {
-      doc.put("cluster", Map.of("name", res.cluster(),
-          "type", res.clusterResource().getType().name(),
-          "eds_service_name", RoutingTable.edsServiceName(res.clusterResource())));
+      Map<String, Object> c = new LinkedHashMap<>();
+      c.put("name", res.cluster());
+      c.put("type", res.clusterResource().getType().name());
+      c.put("eds_service_name", RoutingTable.edsServiceName(res.clusterResource()));
+      doc.put("cluster", c);
     }
     if (res.assignment() != null) {
       List<Object> localities = new ArrayList<>();
       for (LocalityLbEndpoints l : res.assignment().getEndpointsList()) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("priority", l.getPriority());
-        m.put("locality", (l.getLocality().getRegion() + "/" + l.getLocality().getZone() + "/"
-            + l.getLocality().getSubZone()));
+        m.put("locality", "region=" + l.getLocality().getRegion() + " zone="
+            + l.getLocality().getZone() + " sub_zone=" + l.getLocality().getSubZone());
         m.put("weight", l.hasLoadBalancingWeight() ? l.getLoadBalancingWeight().getValue() : 1);
         List<Object> eps = new ArrayList<>();
         for (LbEndpoint e : l.getLbEndpointsList()) {
