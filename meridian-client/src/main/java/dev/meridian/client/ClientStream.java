@@ -53,6 +53,9 @@ abstract class ClientStream {
 
   abstract void cancelCall(String reason);
 
+  /** The call ended: forget it, so nothing is sent until the next stream is open. */
+  abstract void dropCall();
+
   final boolean current(int gen) {
     return gen == generation && !stopped;
   }
@@ -74,6 +77,7 @@ abstract class ClientStream {
       return;
     }
     ready = false;
+    dropCall();
     LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
     client.onStreamClosed(this, status);
     if (responseReceived) {

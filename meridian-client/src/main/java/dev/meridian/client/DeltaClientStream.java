@@ -133,6 +133,12 @@ final class DeltaClientStream extends ClientStream {
   }
 
   @Override
+  void dropCall() {
+    call = null;
+    perTypes.clear();
+  }
+
+  @Override
   void cancelCall(String reason) {
     if (call != null) {
       call.cancel(reason);

@@ -68,6 +68,12 @@ final class SotwClientStream extends ClientStream {
   }
 
   @Override
+  void dropCall() {
+    call = null;
+    perTypes.clear();
+  }
+
+  @Override
   void cancelCall(String reason) {
     if (call != null) {
       call.cancel(reason);

@@ -41,12 +41,14 @@ public final class XdsResolver implements AutoCloseable {
   private String rdsName;
   private Watch rdsWatch;
   private RouteConfiguration routeConfig;
-  private final Map<String, Watch> cdsWatches = new HashMap<>();
+  // Concurrent only so that close() may run on another thread; mutation stays serialized.
+  private final Map<String, Watch> cdsWatches = new java.util.concurrent.ConcurrentHashMap<>();
   private final Map<String, Cluster> clusters = new HashMap<>();
-  private final Map<String, Watch> edsWatches = new HashMap<>();
+  private final Map<String, Watch> edsWatches = new java.util.concurrent.ConcurrentHashMap<>();
   private final Map<String, ClusterLoadAssignment> endpoints = new HashMap<>();
   private final Set<String> absent = new HashSet<>();
   private volatile String lastError;
+  private volatile boolean closed;
   private Watch ldsWatch;
 
   public XdsResolver(XdsClient client, String listenerName) {
@@ -62,13 +64,13 @@ public final class XdsResolver implements AutoCloseable {
     }
     ldsWatch = client.watch(ResourceType.LISTENER, listenerName, new Base() {
       @Override
-      public void onChanged(ResourceUpdate u) {
+      void changed(ResourceUpdate u) {
         listenerAbsent = false;
         onListener((Listener) u.message());
       }
 
       @Override
-      public void onDoesNotExist(ResourceType type, String name) {
+      void missing(String name) {
         listenerAbsent = true;
         setRds(null);
         routeConfig = null;
@@ -88,7 +90,26 @@ public final class XdsResolver implements AutoCloseable {
     return lastError;
   }
 
+  /** Callbacks of a closed resolver do nothing (one may be in flight while it closes). */
   private abstract class Base implements ResourceWatcher {
+    @Override
+    public final void onChanged(ResourceUpdate u) {
+      if (!closed) {
+        changed(u);
+      }
+    }
+
+    @Override
+    public final void onDoesNotExist(ResourceType type, String name) {
+      if (!closed) {
+        missing(name);
+      }
+    }
+
+    abstract void changed(ResourceUpdate u);
+
+    abstract void missing(String name);
+
     @Override
     public void onError(XdsError error) {
       lastError = error.toString();
@@ -145,7 +166,7 @@ public final class XdsResolver implements AutoCloseable {
     }
     rdsWatch = client.watch(ResourceType.ROUTE, name, new Base() {
       @Override
-      public void onChanged(ResourceUpdate u) {
+      void changed(ResourceUpdate u) {
         if (name.equals(rdsName)) {
           absent.remove("route:" + name);
           routeConfig = (RouteConfiguration) u.message();
@@ -154,7 +175,7 @@ public final class XdsResolver implements AutoCloseable {
       }
 
       @Override
-      public void onDoesNotExist(ResourceType type, String n) {
+      void missing(String n) {
         if (name.equals(rdsName)) {
           absent.add("route:" + name);
           routeConfig = null;
@@ -192,7 +213,7 @@ public final class XdsResolver implements AutoCloseable {
       if (!cdsWatches.containsKey(name)) {
         cdsWatches.put(name, client.watch(ResourceType.CLUSTER, name, new Base() {
           @Override
-          public void onChanged(ResourceUpdate u) {
+          void changed(ResourceUpdate u) {
             if (cdsWatches.containsKey(name)) {
               absent.remove("cluster:" + name);
               clusters.put(name, (Cluster) u.message());
@@ -201,7 +222,7 @@ public final class XdsResolver implements AutoCloseable {
           }
 
           @Override
-          public void onDoesNotExist(ResourceType type, String n) {
+          void missing(String n) {
             if (cdsWatches.containsKey(name)) {
               absent.add("cluster:" + name);
               clusters.remove(name);
@@ -232,7 +253,7 @@ public final class XdsResolver implements AutoCloseable {
       if (!edsWatches.containsKey(service)) {
         edsWatches.put(service, client.watch(ResourceType.ENDPOINT, service, new Base() {
           @Override
-          public void onChanged(ResourceUpdate u) {
+          void changed(ResourceUpdate u) {
             if (edsWatches.containsKey(service)) {
               absent.remove("endpoints:" + service);
               endpoints.put(service, (ClusterLoadAssignment) u.message());
@@ -241,7 +262,7 @@ public final class XdsResolver implements AutoCloseable {
           }
 
           @Override
-          public void onDoesNotExist(ResourceType type, String n) {
+          void missing(String n) {
             if (edsWatches.containsKey(service)) {
               absent.add("endpoints:" + service);
               endpoints.remove(service);
@@ -269,6 +290,7 @@ public final class XdsResolver implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     subscribers.clear();
     if (ldsWatch != null) {
       ldsWatch.cancel();

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** Records callbacks as short strings: {@code changed:NAME}, {@code dne:NAME}, {@code error:KIND}. */
-final class RecordingWatcher implements ResourceWatcher {
+class RecordingWatcher implements ResourceWatcher {
   final List<String> events = new ArrayList<>();
   final Map<String, ResourceUpdate> latest = new ConcurrentHashMap<>();
   final List<XdsError> errors = new ArrayList<>();
