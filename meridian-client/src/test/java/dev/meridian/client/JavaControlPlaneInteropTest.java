@@ -36,6 +36,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class JavaControlPlaneInteropTest {
   private final SimpleCache<String> cache = new SimpleCache<>(node -> "group");
   private final List<String> nackDetails = new CopyOnWriteArrayList<>();
+  private final List<DeltaDiscoveryRequest> deltaRequests = new CopyOnWriteArrayList<>();
+  private final List<DiscoveryRequest> sotwRequests = new CopyOnWriteArrayList<>();
   private Server server;
   private XdsClient client;
 
@@ -49,9 +51,14 @@ class JavaControlPlaneInteropTest {
 
   @BeforeEach
   void startServer() throws Exception {
+    server = newServer(0);
+  }
+
+  private Server newServer(int port) throws Exception {
     DiscoveryServerCallbacks callbacks = new DiscoveryServerCallbacks() {
       @Override
       public void onV3StreamRequest(long id, DiscoveryRequest r) {
+        sotwRequests.add(r);
         if (r.hasErrorDetail()) {
           nackDetails.add(r.getVersionInfo() + "|" + r.getErrorDetail().getMessage());
         }
@@ -59,13 +66,14 @@ class JavaControlPlaneInteropTest {
 
       @Override
       public void onV3StreamDeltaRequest(long id, DeltaDiscoveryRequest r) {
+        deltaRequests.add(r);
         if (r.hasErrorDetail()) {
           nackDetails.add("|" + r.getErrorDetail().getMessage());
         }
       }
     };
     V3DiscoveryServer xds = new V3DiscoveryServer(callbacks, cache);
-    server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+    return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
         .addService(xds.getAggregatedDiscoveryServiceImpl())
         .addService(xds.getClusterDiscoveryServiceImpl())
         .addService(xds.getEndpointDiscoveryServiceImpl())
@@ -158,6 +166,40 @@ class JavaControlPlaneInteropTest {
     if (protocol == XdsClient.Protocol.SOTW) {
       assertThat(nackDetails.get(0)).startsWith("1|"); // the last accepted version
     }
+  }
+
+  /**
+   * Spec "Incremental xDS" and "ACK/NACK": after the server goes away and comes back, the client
+   * reconnects (with backoff) and resubscribes with what it holds: SotW the last accepted version
+   * and an empty nonce, Delta initial_resource_versions.
+   */
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("variants")
+  void reconnectsAndResubscribesWithWhatItHolds(XdsClient.Protocol protocol, XdsClient.Mode mode)
+      throws Exception {
+    snapshot("1", List.of(edsCluster("a")));
+    RecordingWatcher w = new RecordingWatcher();
+    connect(protocol, mode).watch(ResourceType.CLUSTER, "a", w);
+    Await.until("cluster a", () -> w.latest.containsKey("a"));
+    int port = server.getPort();
+    server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    Await.until("the stream error", () -> events(w).contains("error:UNAVAILABLE"));
+    sotwRequests.clear();
+    deltaRequests.clear();
+    server = newServer(port);
+    if (protocol == XdsClient.Protocol.DELTA) {
+      Await.until("a Delta request", () -> !deltaRequests.isEmpty());
+      DeltaDiscoveryRequest first = deltaRequests.get(0);
+      assertThat(first.getResourceNamesSubscribeList()).containsExactly("a");
+      assertThat(first.getInitialResourceVersionsMap()).containsKey("a");
+    } else {
+      Await.until("a SotW request", () -> !sotwRequests.isEmpty());
+      DiscoveryRequest first = sotwRequests.get(0);
+      assertThat(first.getVersionInfo()).isEqualTo("1");
+      assertThat(first.getResponseNonce()).isEmpty();
+      assertThat(first.getResourceNamesList()).containsExactly("a");
+    }
+    assertThat(w.latest).containsKey("a"); // kept across the outage
   }
 
   private static List<String> events(RecordingWatcher w) {
