@@ -55,6 +55,9 @@ final class GetCommand implements Callable<Integer> {
     Duration wait;
     try {
       type = opts.resourceType();
+      if (!opts.delta && !type.availableInSotw()) {
+        throw new IllegalArgumentException(type.shortName() + " are only served by Delta xDS: add --delta");
+      }
       printer = opts.printer();
       wait = Durations.parse(timeout);
     } catch (IllegalArgumentException e) {

@@ -50,6 +50,9 @@ final class WatchCommand implements Callable<Integer> {
     ResourcePrinter printer;
     try {
       type = opts.resourceType();
+      if (!opts.delta && !type.availableInSotw()) {
+        throw new IllegalArgumentException(type.shortName() + " are only served by Delta xDS: add --delta");
+      }
       printer = opts.printer();
     } catch (IllegalArgumentException e) {
       err.println("meridian watch: " + e.getMessage());

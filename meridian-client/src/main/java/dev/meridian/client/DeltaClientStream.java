@@ -93,11 +93,13 @@ final class DeltaClientStream extends ClientStream {
       return;
     }
     PerType p = perTypes.get(type);
+    XdsClient.TypeState ts = client.state(type);
     if (p == null) {
-      sendInitial(type);
+      if (ts.subscribed()) {
+        sendInitial(type); // an empty first request would mean the legacy wildcard
+      }
       return;
     }
-    XdsClient.TypeState ts = client.state(type);
     Set<String> want = ts.namedSubscriptions();
     List<String> subscribe = new ArrayList<>();
     List<String> unsubscribe = new ArrayList<>();

@@ -127,6 +127,7 @@ public final class XdsClient implements AutoCloseable {
   /** Watches one resource by name. A cached value (or known absence) is delivered at once. */
   public Watch watch(ResourceType type, String name, ResourceWatcher watcher) {
     Objects.requireNonNull(name, "name");
+    checkServable(type);
     WatchImpl w = new WatchImpl(type, name, watcher);
     ctx.execute(() -> addWatch(w));
     return w;
@@ -134,9 +135,18 @@ public final class XdsClient implements AutoCloseable {
 
   /** Watches every resource of a type (a wildcard subscription). */
   public Watch watchAll(ResourceType type, ResourceWatcher watcher) {
+    checkServable(type);
     WatchImpl w = new WatchImpl(type, null, watcher);
     ctx.execute(() -> addWatch(w));
     return w;
+  }
+
+  /** Spec "RPC Services and Methods": VHDS exists only as an incremental service. */
+  private void checkServable(ResourceType type) {
+    if (options.protocol() == Protocol.SOTW && !type.availableInSotw()) {
+      throw new IllegalArgumentException(type.shortName() + " (" + type.abbreviation()
+          + ") is only served by incremental (Delta) xDS");
+    }
   }
 
   public Bootstrap bootstrap() {

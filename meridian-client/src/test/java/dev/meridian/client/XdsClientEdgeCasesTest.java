@@ -103,6 +103,15 @@ class XdsClientEdgeCasesTest {
   }
 
   @Test
+  void virtualHostsNeedDelta() {
+    try (XdsClient c = client(plain())) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() ->
+          c.watchAll(ResourceType.VIRTUAL_HOST, new RecordingWatcher()))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Delta");
+    }
+  }
+
+  @Test
   void everyShortTypeNameAndTypeUrlParses() {
     Map<String, ResourceType> names = Map.of("listeners", ResourceType.LISTENER,
         "routes", ResourceType.ROUTE, "clusters", ResourceType.CLUSTER,
