@@ -143,7 +143,9 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     if (node.getUserAgentName().isEmpty()) {
       node.setUserAgentName(USER_AGENT);
     }
-    node.addClientFeatures("envoy.lb.does_not_support_overprovisioning");
+    if (!node.getClientFeaturesList().contains("envoy.lb.does_not_support_overprovisioning")) {
+      node.addClientFeatures("envoy.lb.does_not_support_overprovisioning");
+    }
     return node.build();
   }
 
