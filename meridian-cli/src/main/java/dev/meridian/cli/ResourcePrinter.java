@@ -9,7 +9,6 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.meridian.client.ResourceUpdate;
 import dev.meridian.protocol.EnvoyTypeRegistry;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -84,9 +83,5 @@ final class ResourcePrinter {
     Object plain = new Yaml().load(COMPACT.toJson(tree)); // JSON is YAML: plain maps and lists
     String out = new Yaml(o).dump(plain);
     return out.endsWith("\n") ? out.substring(0, out.length() - 1) : out;
-  }
-
-  static List<Object> none() {
-    return List.of();
   }
 }
