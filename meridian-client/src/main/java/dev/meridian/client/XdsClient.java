@@ -482,6 +482,9 @@ public final class XdsClient implements AutoCloseable {
     }
     // Spec "Grouping Resources into Responses": in SotW a Listener/Cluster response is the whole
     // state, so a resource it omits is deleted (unless the server asked us not to, gRFC A53).
+    // Spec "Knowing When a Requested Resource Does Not Exist" (SotW): a newly requested resource
+    // missing from a response proves nothing, the response may answer an earlier request; so
+    // while its does-not-exist timer runs, only the timer decides.
     if (sotw && d.type.fullStateInSotw() && !d.unnamedErrors
         && !bootstrap.primary().ignoreResourceDeletion()) {
       for (Entry e : new ArrayList<>(ts.entries.values())) {
@@ -490,6 +493,8 @@ public final class XdsClient implements AutoCloseable {
         }
       }
     }
+    // Spec "Incremental xDS", "Knowing When a Requested Resource Does Not Exist": the server names
+    // a subscribed resource that does not exist in removed_resources, no timeout needed.
     for (String name : d.removed) {
       Entry e = ts.entries.get(name);
       if (e != null) {
@@ -523,10 +528,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** The resource is gone: deleted, removed or expired. */
   private void remove(TypeState ts, Entry e) {
-    if (e.ttlTimer != null) {
-      e.ttlTimer.cancel();
-      e.ttlTimer = null;
-    }
+    e.cancelTimers();
     boolean wasKnown = e.data != null || !e.absent;
     e.data = null;
     e.absent = true;

@@ -85,6 +85,18 @@ class XdsClientDeltaTest {
   }
 
   @Test
+  void removedBeforeEverSeenMeansDoesNotExistWithoutWaiting() {
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, "ghost", w);
+    call().ready();
+    call().respond(delta("1", List.of(), "ghost"));
+    assertThat(w.take()).containsExactly("dne:ghost", "processed:sys-1");
+    clock.forward(Duration.ofSeconds(30));
+    assertThat(w.take()).isEmpty();
+    assertThat(clock.pending()).isZero();
+  }
+
+  @Test
   void deltaResponsesAreNotFullStateSoAbsenceIsNotDeletion() {
     RecordingWatcher w = new RecordingWatcher();
     client.watch(ResourceType.CLUSTER, "a", w);
