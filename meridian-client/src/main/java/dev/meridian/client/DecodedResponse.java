@@ -28,8 +28,8 @@ final class DecodedResponse {
   final Map<String, Item> valid = new LinkedHashMap<>();
   /** TTL heartbeats: a wrapped resource without a body refreshes the TTL only (spec "TTL"). */
   final Set<String> heartbeats = new LinkedHashSet<>();
-  /** Named resources we rejected: their watchers hear an error, the last good value stays. */
-  final Set<String> invalid = new LinkedHashSet<>();
+  /** Named resources we rejected, with why: their watchers hear it, the last good value stays. */
+  final Map<String, String> invalid = new LinkedHashMap<>();
   final List<String> removed = new ArrayList<>();
   final List<String> errors = new ArrayList<>();
   /** A resource we could not even name: absence in this response then proves nothing. */
@@ -107,7 +107,7 @@ final class DecodedResponse {
       unnamed(where + ": " + String.join("; ", problems));
       return;
     }
-    if (valid.containsKey(name) || invalid.contains(name)) {
+    if (valid.containsKey(name) || invalid.containsKey(name)) {
       valid.remove(name);
       error(name, "duplicate resource name " + name + " in one response");
       return;
@@ -123,7 +123,7 @@ final class DecodedResponse {
     if (name == null) {
       unnamed(message);
     } else {
-      invalid.add(name);
+      invalid.merge(name, message, (a, b) -> a + "; " + b);
       errors.add(message);
     }
   }

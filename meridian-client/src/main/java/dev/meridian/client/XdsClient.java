@@ -467,16 +467,16 @@ public final class XdsClient implements AutoCloseable {
         scheduleTtl(ts, e); // spec "TTL": a heartbeat refreshes the TTL, nothing else
       }
     }
-    for (String name : d.invalid) {
+    for (Map.Entry<String, String> bad : d.invalid.entrySet()) {
+      String name = bad.getKey();
       seen.add(name);
       Entry e = ts.entries.get(name);
       if (e != null) {
-        if (e.dneTimer != null) {
+        if (e.dneTimer != null) { // it exists, even if unusable
           e.dneTimer.cancel();
           e.dneTimer = null;
         }
-        XdsError err = new XdsError(XdsError.Kind.INVALID_RESOURCE, d.type, name,
-            d.errorDetail());
+        XdsError err = new XdsError(XdsError.Kind.INVALID_RESOURCE, d.type, name, bad.getValue());
         notifyAll(ts, e, x -> x.onError(err));
       }
     }

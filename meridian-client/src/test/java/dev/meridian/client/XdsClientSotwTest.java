@@ -101,6 +101,7 @@ class XdsClientSotwTest {
     assertThat(a.latest.get("a").message()).isEqualTo(a2);
     // b keeps its last good value and hears an error.
     assertThat(b.take()).containsExactly("error:INVALID_RESOURCE:b", "processed:v1:nack");
+    assertThat(b.errors.get(0).message()).contains("eds_config").doesNotContain("CDS a");
     assertThat(b.latest.get("b").message()).isEqualTo(edsCluster("b"));
   }
 
@@ -125,6 +126,17 @@ class XdsClientSotwTest {
         .contains("cannot parse");
     assertThat(msg.length()).isLessThanOrEqualTo(dev.meridian.protocol.Nack.MAX_MESSAGE + 40);
     assertThat(w.latest).containsOnlyKeys("good");
+  }
+
+  @Test
+  void invalidFirstVersionStopsTheTimerAndReportsTheError() {
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, "b", w);
+    call().ready();
+    call().respond(sotw(ResourceType.CLUSTER, "v1", "n1", edsClusterWithoutEdsConfig("b")));
+    assertThat(w.take()).containsExactly("error:INVALID_RESOURCE:b", "processed::nack");
+    clock.forward(Duration.ofSeconds(60));
+    assertThat(w.take()).isEmpty(); // it exists, it is just unusable: no does-not-exist
   }
 
   @Test
