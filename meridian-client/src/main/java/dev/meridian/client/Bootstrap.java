@@ -57,6 +57,22 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     return servers.get(0);
   }
 
+  /**
+   * The server that serves a resource (gRFC A47): an {@code xdstp://} name goes to its authority's
+   * servers (or the top-level ones when the authority lists none); any other name to the
+   * top-level servers. Empty when the name's authority is not in the bootstrap.
+   */
+  public java.util.Optional<ServerInfo> serverFor(String resourceName) {
+    if (!XdstpName.isXdstp(resourceName)) {
+      return java.util.Optional.of(primary());
+    }
+    Authority a = authorities.get(XdstpName.parse(resourceName).authority());
+    if (a == null) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(a.servers().isEmpty() ? primary() : a.servers().get(0));
+  }
+
   /** A bootstrap for one insecure server, as the CLI builds it from its flags. */
   public static Bootstrap forServer(String serverUri, Node node) {
     return new Bootstrap(List.of(new ServerInfo(serverUri, ChannelCreds.INSECURE, List.of())),

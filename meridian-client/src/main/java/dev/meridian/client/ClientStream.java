@@ -13,6 +13,7 @@ abstract class ClientStream {
   private static final System.Logger LOG = System.getLogger("dev.meridian.client");
 
   final XdsClient client;
+  final Bootstrap.ServerInfo server;
   /** null: ADS. */
   final ResourceType perType;
   private final Backoff backoff;
@@ -22,8 +23,9 @@ abstract class ClientStream {
   private int generation;
   private Scheduler.Cancellable retry;
 
-  ClientStream(XdsClient client, ResourceType perType) {
+  ClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
     this.client = client;
+    this.server = server;
     this.perType = perType;
     this.backoff = Backoff.standard(client.options.random());
   }
@@ -37,7 +39,7 @@ abstract class ClientStream {
     responseReceived = false;
     open(generation);
     // Spec "Eventual consistency considerations": subscribe in make-before-break order.
-    for (ResourceType t : client.subscribedTypes(perType)) {
+    for (ResourceType t : client.subscribedTypes(server, perType)) {
       sendInitial(t);
     }
   }

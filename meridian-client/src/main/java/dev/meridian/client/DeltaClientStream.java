@@ -30,14 +30,14 @@ final class DeltaClientStream extends ClientStream {
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
   private XdsTransport.Call<DeltaDiscoveryRequest> call;
 
-  DeltaClientStream(XdsClient client, ResourceType perType) {
-    super(client, perType);
+  DeltaClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
+    super(client, server, perType);
   }
 
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transport.openDelta(perType, new XdsTransport.Listener<>() {
+    call = client.transportFor(server).openDelta(perType, new XdsTransport.Listener<>() {
       @Override
       public void onReady() {
         client.ctx.execute(() -> handleReady(gen));
@@ -69,12 +69,12 @@ final class DeltaClientStream extends ClientStream {
     XdsClient.TypeState ts = client.state(type);
     PerType p = new PerType();
     perTypes.put(type, p);
-    Set<String> named = ts.namedSubscriptions();
+    Set<String> named = ts.namedSubscriptions(server);
     DeltaDiscoveryRequest.Builder r = DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(type.typeUrl())
         .setNode(client.bootstrap.node())
-        .putAllInitialResourceVersions(ts.heldVersions());
-    if (ts.wildcard()) {
+        .putAllInitialResourceVersions(ts.heldVersions(server));
+    if (ts.wildcardOn(server)) {
       p.wildcard = true;
       if (!named.isEmpty()) {
         p.explicitWildcard = true;
@@ -95,12 +95,12 @@ final class DeltaClientStream extends ClientStream {
     PerType p = perTypes.get(type);
     XdsClient.TypeState ts = client.state(type);
     if (p == null) {
-      if (ts.subscribed()) {
+      if (ts.subscribed(server)) {
         sendInitial(type); // an empty first request would mean the legacy wildcard
       }
       return;
     }
-    Set<String> want = ts.namedSubscriptions();
+    Set<String> want = ts.namedSubscriptions(server);
     List<String> subscribe = new ArrayList<>();
     List<String> unsubscribe = new ArrayList<>();
     for (String n : want) {
@@ -113,7 +113,7 @@ final class DeltaClientStream extends ClientStream {
         unsubscribe.add(n);
       }
     }
-    boolean wildcard = ts.wildcard();
+    boolean wildcard = ts.wildcardOn(server);
     if (wildcard && (!p.wildcard || (!p.explicitWildcard && !subscribe.isEmpty()))) {
       // Naming a resource ends the legacy wildcard, so from then on the wildcard is explicit.
       subscribe.add(0, Subscription.WILDCARD);
@@ -162,7 +162,7 @@ final class DeltaClientStream extends ClientStream {
     }
     DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
         response.getRemovedResourcesList());
-    List<String> errors = client.applyResponse(d, response.getSystemVersionInfo(), false);
+    List<String> errors = client.applyResponse(server, d, response.getSystemVersionInfo(), false);
     if (!errors.isEmpty()) {
       ack.setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage(d.errorDetail()));

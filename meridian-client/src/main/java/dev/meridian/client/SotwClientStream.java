@@ -26,14 +26,14 @@ final class SotwClientStream extends ClientStream {
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
   private XdsTransport.Call<DiscoveryRequest> call;
 
-  SotwClientStream(XdsClient client, ResourceType perType) {
-    super(client, perType);
+  SotwClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
+    super(client, server, perType);
   }
 
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transport.openSotw(perType, new XdsTransport.Listener<>() {
+    call = client.transportFor(server).openSotw(perType, new XdsTransport.Listener<>() {
       @Override
       public void onReady() {
         client.ctx.execute(() -> handleReady(gen));
@@ -85,9 +85,9 @@ final class SotwClientStream extends ClientStream {
   private void send(ResourceType type, String errorDetail, boolean onlyIfChanged) {
     XdsClient.TypeState ts = client.state(type);
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
-    Set<String> named = ts.namedSubscriptions();
+    Set<String> named = ts.namedSubscriptions(server);
     List<String> names = new ArrayList<>();
-    if (ts.wildcard()) {
+    if (ts.wildcardOn(server)) {
       // Spec "How the client specifies what resources to return": an empty list is the legacy
       // wildcard, understood by every server, as long as we never named anything on this stream.
       if (!named.isEmpty() || p.everNamed) {
@@ -106,7 +106,7 @@ final class SotwClientStream extends ClientStream {
     }
     DiscoveryRequest.Builder r = DiscoveryRequest.newBuilder()
         .setTypeUrl(type.typeUrl())
-        .setVersionInfo(ts.acceptedVersion)
+        .setVersionInfo(ts.acceptedVersion(server))
         .setResponseNonce(p.nonce)
         .addAllResourceNames(names);
     if (!p.sent) {
@@ -136,7 +136,7 @@ final class SotwClientStream extends ClientStream {
     ResourceType type = parsed.get();
     DecodedResponse d = DecodedResponse.sotw(type, response.getVersionInfo(),
         response.getResourcesList());
-    List<String> errors = client.applyResponse(d, response.getVersionInfo(), true);
+    List<String> errors = client.applyResponse(server, d, response.getVersionInfo(), true);
     perTypes.computeIfAbsent(type, t -> new PerType()).nonce = response.getNonce();
     // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
     send(type, errors.isEmpty() ? null : d.errorDetail(), false);

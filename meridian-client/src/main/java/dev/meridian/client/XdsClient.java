@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
+import java.util.function.Function;
 
 /**
  * An xDS client: watches resources on one control plane over ADS or per-type streams, State of the
@@ -83,24 +84,37 @@ public final class XdsClient implements AutoCloseable {
   final SerializingContext ctx = new SerializingContext();
   final Bootstrap bootstrap;
   final Options options;
-  final XdsTransport transport;
+  private final Function<Bootstrap.ServerInfo, XdsTransport> transportFactory;
+  private final Map<Bootstrap.ServerInfo, XdsTransport> transports = new LinkedHashMap<>();
   final Scheduler scheduler;
   private final CallbackExecutor callbacks;
   private final List<AutoCloseable> owned = new ArrayList<>();
   private final Map<ResourceType, TypeState> types = new EnumMap<>(ResourceType.class);
-  private final Map<ResourceType, ClientStream> streams = new HashMap<>(); // key null: ADS
+  /** One stream per server and type (type null: ADS). */
+  record StreamKey(Bootstrap.ServerInfo server, ResourceType type) {}
+
+  private final Map<StreamKey, ClientStream> streams = new HashMap<>();
   private boolean shutdown;
 
-  /** Connects to the bootstrap's first server with gRPC. */
+  /**
+   * Connects with gRPC: to the bootstrap's first server, and for {@code xdstp://} names to their
+   * authority's server.
+   */
   public static XdsClient create(Bootstrap bootstrap, Options options) {
-    return new XdsClient(bootstrap, options, new GrpcXdsTransport(bootstrap.primary()));
+    return new XdsClient(bootstrap, options, GrpcXdsTransport::new);
   }
 
-  /** With any transport (tests script one). */
+  /** With one transport for every server (tests script one). */
   public XdsClient(Bootstrap bootstrap, Options options, XdsTransport transport) {
+    this(bootstrap, options, server -> transport);
+  }
+
+  /** With a transport per server, opened when the first resource of that server is watched. */
+  public XdsClient(Bootstrap bootstrap, Options options,
+      Function<Bootstrap.ServerInfo, XdsTransport> transportFactory) {
     this.bootstrap = bootstrap;
     this.options = options;
-    this.transport = transport;
+    this.transportFactory = transportFactory;
     if (options.scheduler() != null) {
       this.scheduler = options.scheduler();
     } else {
@@ -128,6 +142,9 @@ public final class XdsClient implements AutoCloseable {
   public Watch watch(ResourceType type, String name, ResourceWatcher watcher) {
     Objects.requireNonNull(name, "name");
     checkServable(type);
+    if (XdstpName.isXdstp(name)) {
+      name = XdstpName.parse(name).canonical(); // gRFC A47: context parameters in sorted order
+    }
     WatchImpl w = new WatchImpl(type, name, watcher);
     ctx.execute(() -> addWatch(w));
     return w;
@@ -170,7 +187,11 @@ public final class XdsClient implements AutoCloseable {
         }
       }
     });
-    transport.close();
+    List<XdsTransport> toClose;
+    synchronized (transports) {
+      toClose = new ArrayList<>(new java.util.LinkedHashSet<>(transports.values()));
+    }
+    toClose.forEach(XdsTransport::close);
     for (AutoCloseable c : owned) {
       try {
         c.close();
@@ -183,17 +204,26 @@ public final class XdsClient implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // State (touched only on ctx)
 
+  XdsTransport transportFor(Bootstrap.ServerInfo server) {
+    synchronized (transports) {
+      return transports.computeIfAbsent(server, transportFactory);
+    }
+  }
+
   /** One resource the client is interested in or (for wildcard) knows about. */
   static final class Entry {
     final String name;
+    /** The server it is subscribed on; null: its authority is not in the bootstrap. */
+    final Bootstrap.ServerInfo server;
     final List<WatchImpl> watchers = new ArrayList<>();
     ResourceUpdate data;
     boolean absent;
     Scheduler.Cancellable dneTimer;
     Scheduler.Cancellable ttlTimer;
 
-    Entry(String name) {
+    Entry(String name, Bootstrap.ServerInfo server) {
       this.name = name;
+      this.server = server;
     }
 
     void cancelTimers() {
@@ -208,41 +238,54 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  /** Per type: subscriptions, cache and the accepted version. */
+  /** Per type: subscriptions, cache and the accepted version per server. */
   static final class TypeState {
     final ResourceType type;
+    final Bootstrap.ServerInfo primary;
     final Map<String, Entry> entries = new LinkedHashMap<>();
+    /** Wildcard watches are served by the top-level server (gRFC A47). */
     final List<WatchImpl> wildcardWatchers = new ArrayList<>();
-    String acceptedVersion = "";
+    final Map<Bootstrap.ServerInfo, String> acceptedVersions = new HashMap<>();
     boolean responded;
 
-    TypeState(ResourceType type) {
+    TypeState(ResourceType type, Bootstrap.ServerInfo primary) {
       this.type = type;
+      this.primary = primary;
     }
 
     boolean wildcard() {
       return !wildcardWatchers.isEmpty();
     }
 
-    Set<String> namedSubscriptions() {
+    boolean wildcardOn(Bootstrap.ServerInfo server) {
+      return wildcard() && primary.equals(server);
+    }
+
+    String acceptedVersion(Bootstrap.ServerInfo server) {
+      return acceptedVersions.getOrDefault(server, "");
+    }
+
+    Set<String> namedSubscriptions(Bootstrap.ServerInfo server) {
       Set<String> names = new LinkedHashSet<>();
       for (Entry e : entries.values()) {
-        if (!e.watchers.isEmpty()) {
+        if (!e.watchers.isEmpty() && server.equals(e.server)) {
           names.add(e.name);
         }
       }
       return names;
     }
 
-    boolean subscribed() {
-      return wildcard() || entries.values().stream().anyMatch(e -> !e.watchers.isEmpty());
+    boolean subscribed(Bootstrap.ServerInfo server) {
+      return wildcardOn(server) || entries.values().stream()
+          .anyMatch(e -> !e.watchers.isEmpty() && server.equals(e.server));
     }
 
     /** What a reconnecting stream tells the server it holds (Delta initial_resource_versions). */
-    Map<String, String> heldVersions() {
+    Map<String, String> heldVersions(Bootstrap.ServerInfo server) {
       Map<String, String> held = new LinkedHashMap<>();
       for (Entry e : entries.values()) {
-        if (e.data != null && (wildcard() || !e.watchers.isEmpty())) {
+        if (e.data != null && server.equals(e.server)
+            && (wildcardOn(server) || !e.watchers.isEmpty())) {
           held.put(e.name, e.data.serverVersion());
         }
       }
@@ -270,27 +313,31 @@ public final class XdsClient implements AutoCloseable {
   }
 
   TypeState state(ResourceType type) {
-    return types.computeIfAbsent(type, TypeState::new);
+    return types.computeIfAbsent(type, t -> new TypeState(t, bootstrap.primary()));
   }
 
   /** Types with at least one subscription, in make-before-break order (CDS, EDS, LDS, RDS...). */
-  List<ResourceType> subscribedTypes(ResourceType perType) {
+  List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, ResourceType perType) {
     List<ResourceType> out = new ArrayList<>();
     for (ResourceType t : ResourceType.values()) {
       TypeState ts = types.get(t);
-      if ((perType == null || perType == t) && ts != null && ts.subscribed()) {
+      if ((perType == null || perType == t) && ts != null && ts.subscribed(server)) {
         out.add(t);
       }
     }
     return out;
   }
 
-  private ClientStream streamFor(ResourceType type) {
-    ResourceType key = options.mode() == Mode.ADS ? null : type;
+  private StreamKey keyFor(Bootstrap.ServerInfo server, ResourceType type) {
+    return new StreamKey(server, options.mode() == Mode.ADS ? null : type);
+  }
+
+  private ClientStream streamFor(Bootstrap.ServerInfo server, ResourceType type) {
+    StreamKey key = keyFor(server, type);
     ClientStream s = streams.get(key);
     if (s == null) {
-      s = options.protocol() == Protocol.SOTW ? new SotwClientStream(this, key)
-          : new DeltaClientStream(this, key);
+      s = options.protocol() == Protocol.SOTW ? new SotwClientStream(this, server, key.type())
+          : new DeltaClientStream(this, server, key.type());
       streams.put(key, s);
       s.start();
     }
@@ -312,15 +359,16 @@ public final class XdsClient implements AutoCloseable {
         }
       }
       if (ts.responded) {
-        String v = ts.acceptedVersion;
+        String v = ts.acceptedVersion(bootstrap.primary());
         deliver(w, x -> x.onResponseProcessed(ts.type, v, false));
       }
       if (first) {
-        streamFor(w.type).subscriptionChanged(w.type);
+        streamFor(bootstrap.primary(), w.type).subscriptionChanged(w.type);
       }
       return;
     }
-    Entry e = ts.entries.computeIfAbsent(w.name, Entry::new);
+    Entry e = ts.entries.computeIfAbsent(w.name,
+        n -> new Entry(n, bootstrap.serverFor(n).orElse(null)));
     boolean newlyNamed = e.watchers.isEmpty();
     e.watchers.add(w);
     if (e.data != null) {
@@ -329,8 +377,15 @@ public final class XdsClient implements AutoCloseable {
     } else if (e.absent) {
       deliver(w, x -> x.onDoesNotExist(w.type, w.name));
     }
+    if (e.server == null) {
+      // gRFC A47: a name whose authority the bootstrap does not know cannot be subscribed to.
+      XdsError err = new XdsError(XdsError.Kind.INVALID_RESOURCE, w.type, w.name,
+          "authority " + XdstpName.parse(w.name).authority() + " is not in the bootstrap");
+      deliver(w, x -> x.onError(err));
+      return;
+    }
     if (newlyNamed) {
-      ClientStream s = streamFor(w.type);
+      ClientStream s = streamFor(e.server, w.type);
       s.subscriptionChanged(w.type);
       if (s.ready) {
         startDneTimer(ts, e);
@@ -344,6 +399,7 @@ public final class XdsClient implements AutoCloseable {
       return;
     }
     boolean changed;
+    Bootstrap.ServerInfo server = bootstrap.primary();
     if (w.name == null) {
       changed = ts.wildcardWatchers.remove(w) && !ts.wildcard();
       if (changed) {
@@ -358,7 +414,10 @@ public final class XdsClient implements AutoCloseable {
     } else {
       Entry e = ts.entries.get(w.name);
       changed = e != null && e.watchers.remove(w) && e.watchers.isEmpty();
-      if (changed && !ts.wildcard()) {
+      if (e != null) {
+        server = e.server;
+      }
+      if (changed && (!ts.wildcard() || e.server == null || !e.server.equals(ts.primary))) {
         e.cancelTimers();
         ts.entries.remove(w.name);
       } else if (changed && e.dneTimer != null) {
@@ -366,8 +425,8 @@ public final class XdsClient implements AutoCloseable {
         e.dneTimer = null;
       }
     }
-    if (changed) {
-      ClientStream s = streams.get(options.mode() == Mode.ADS ? null : w.type);
+    if (changed && server != null) {
+      ClientStream s = streams.get(keyFor(server, w.type));
       if (s != null) {
         s.subscriptionChanged(w.type);
       }
@@ -398,28 +457,30 @@ public final class XdsClient implements AutoCloseable {
   // Called by the streams, on ctx
 
   void onStreamReady(ClientStream s) {
-    for (ResourceType t : subscribedTypes(s.perType)) {
+    for (ResourceType t : subscribedTypes(s.server, s.perType)) {
       TypeState ts = state(t);
       for (Entry e : ts.entries.values()) {
-        startDneTimer(ts, e);
+        if (s.server.equals(e.server)) {
+          startDneTimer(ts, e);
+        }
       }
     }
   }
 
   void onStreamClosed(ClientStream s, Status status) {
-    for (ResourceType t : subscribedTypes(s.perType)) {
+    for (ResourceType t : subscribedTypes(s.server, s.perType)) {
       TypeState ts = state(t);
       XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null,
-          "xDS stream to " + bootstrap.primary().serverUri() + " closed: " + status.getCode()
+          "xDS stream to " + s.server.serverUri() + " closed: " + status.getCode()
               + (status.getDescription() == null ? "" : " " + status.getDescription()));
       for (Entry e : ts.entries.values()) {
         // The timers restart when the next stream is ready (grpc-java does the same).
-        if (e.dneTimer != null) {
+        if (s.server.equals(e.server) && e.dneTimer != null) {
           e.dneTimer.cancel();
           e.dneTimer = null;
         }
       }
-      for (WatchImpl w : distinctWatchers(ts)) {
+      for (WatchImpl w : distinctWatchers(ts, s.server)) {
         deliver(w, x -> x.onError(err));
       }
     }
@@ -429,10 +490,11 @@ public final class XdsClient implements AutoCloseable {
    * Applies a decoded response and returns its problems (empty: ACK). Valid resources are used
    * even when others are rejected; rejected ones keep their last good value.
    */
-  List<String> applyResponse(DecodedResponse d, String version, boolean sotw) {
+  List<String> applyResponse(Bootstrap.ServerInfo server, DecodedResponse d, String version,
+      boolean sotw) {
     TypeState ts = state(d.type);
     if (d.errors.isEmpty()) {
-      ts.acceptedVersion = version;
+      ts.acceptedVersions.put(server, version);
     }
     ts.responded = true;
     Set<String> seen = new LinkedHashSet<>();
@@ -440,11 +502,13 @@ public final class XdsClient implements AutoCloseable {
       seen.add(it.name());
       Entry e = ts.entries.get(it.name());
       if (e == null) {
-        if (!ts.wildcard()) {
+        if (!ts.wildcardOn(server)) {
           continue; // not asked for: ignore (the server may be ahead of our unsubscribe)
         }
-        e = new Entry(it.name());
+        e = new Entry(it.name(), server);
         ts.entries.put(it.name(), e);
+      } else if (!server.equals(e.server)) {
+        continue; // another server is authoritative for this name
       }
       if (e.dneTimer != null) {
         e.dneTimer.cancel();
@@ -463,7 +527,7 @@ public final class XdsClient implements AutoCloseable {
     for (String name : d.heartbeats) {
       seen.add(name);
       Entry e = ts.entries.get(name);
-      if (e != null && e.data != null) {
+      if (e != null && e.data != null && server.equals(e.server)) {
         scheduleTtl(ts, e); // spec "TTL": a heartbeat refreshes the TTL, nothing else
       }
     }
@@ -471,7 +535,7 @@ public final class XdsClient implements AutoCloseable {
       String name = bad.getKey();
       seen.add(name);
       Entry e = ts.entries.get(name);
-      if (e != null) {
+      if (e != null && server.equals(e.server)) {
         if (e.dneTimer != null) { // it exists, even if unusable
           e.dneTimer.cancel();
           e.dneTimer = null;
@@ -486,9 +550,10 @@ public final class XdsClient implements AutoCloseable {
     // missing from a response proves nothing, the response may answer an earlier request; so
     // while its does-not-exist timer runs, only the timer decides.
     if (sotw && d.type.fullStateInSotw() && !d.unnamedErrors
-        && !bootstrap.primary().ignoreResourceDeletion()) {
+        && !server.ignoreResourceDeletion()) {
       for (Entry e : new ArrayList<>(ts.entries.values())) {
-        if (!seen.contains(e.name) && (e.dneTimer == null || !e.dneTimer.isPending())) {
+        if (!seen.contains(e.name) && server.equals(e.server)
+            && (e.dneTimer == null || !e.dneTimer.isPending())) {
           remove(ts, e);
         }
       }
@@ -497,13 +562,13 @@ public final class XdsClient implements AutoCloseable {
     // a subscribed resource that does not exist in removed_resources, no timeout needed.
     for (String name : d.removed) {
       Entry e = ts.entries.get(name);
-      if (e != null) {
+      if (e != null && server.equals(e.server)) {
         remove(ts, e);
       }
     }
-    String accepted = ts.acceptedVersion;
+    String accepted = ts.acceptedVersion(server);
     boolean nacked = !d.errors.isEmpty();
-    for (WatchImpl w : distinctWatchers(ts)) {
+    for (WatchImpl w : distinctWatchers(ts, server)) {
       deliver(w, x -> x.onResponseProcessed(d.type, accepted, nacked));
     }
     return d.errors;
@@ -513,11 +578,15 @@ public final class XdsClient implements AutoCloseable {
    * One watch per distinct watcher object: type-level events (a processed response, a stream
    * error) reach a watcher once even when it watches several names.
    */
-  private List<WatchImpl> distinctWatchers(TypeState ts) {
+  private List<WatchImpl> distinctWatchers(TypeState ts, Bootstrap.ServerInfo server) {
     Map<ResourceWatcher, WatchImpl> byWatcher = new java.util.IdentityHashMap<>();
     List<WatchImpl> out = new ArrayList<>();
-    List<WatchImpl> all = new ArrayList<>(ts.wildcardWatchers);
-    ts.entries.values().forEach(e -> all.addAll(e.watchers));
+    List<WatchImpl> all = new ArrayList<>();
+    if (ts.wildcardOn(server)) {
+      all.addAll(ts.wildcardWatchers);
+    }
+    ts.entries.values().stream().filter(e -> server.equals(e.server))
+        .forEach(e -> all.addAll(e.watchers));
     for (WatchImpl w : all) {
       if (byWatcher.putIfAbsent(w.watcher, w) == null) {
         out.add(w);
