@@ -103,6 +103,55 @@ class XdsClientEdgeCasesTest {
   }
 
   @Test
+  void callbacksNeverOverlapEvenOnAPool() throws Exception {
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+    java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger seen = new java.util.concurrent.atomic.AtomicInteger();
+    ResourceWatcher w = new ResourceWatcher() {
+      private void enter() {
+        if (inside.incrementAndGet() > 1) {
+          overlaps.incrementAndGet();
+        }
+        Thread.yield();
+        inside.decrementAndGet();
+        seen.incrementAndGet();
+      }
+
+      @Override
+      public void onChanged(ResourceUpdate update) {
+        enter();
+      }
+
+      @Override
+      public void onDoesNotExist(ResourceType type, String name) {
+        enter();
+      }
+
+      @Override
+      public void onError(XdsError error) {
+        enter();
+      }
+    };
+    try (XdsClient c = new XdsClient(plain(), XdsClient.Options.defaults()
+        .withCallbackExecutor(pool).withScheduler(clock), transport)) {
+      for (int i = 0; i < 50; i++) {
+        c.watch(ResourceType.CLUSTER, "c" + i, w);
+      }
+      io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.Builder b =
+          sotw(ResourceType.CLUSTER, "1", "n").toBuilder();
+      for (int i = 0; i < 50; i++) {
+        b.addResources(com.google.protobuf.Any.pack(edsCluster("c" + i)));
+      }
+      transport.lastSotw().respond(b.build());
+      Await.until("50 callbacks", () -> seen.get() == 50);
+      assertThat(overlaps.get()).isZero();
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  @Test
   void virtualHostsNeedDelta() {
     try (XdsClient c = client(plain())) {
       org.assertj.core.api.Assertions.assertThatThrownBy(() ->
