@@ -353,7 +353,7 @@ public final class XdsClient implements AutoCloseable {
       boolean first = !ts.wildcard();
       ts.wildcardWatchers.add(w);
       for (Entry e : ts.entries.values()) {
-        if (e.data != null) {
+        if (e.data != null && ts.primary.equals(e.server)) {
           ResourceUpdate u = e.data;
           deliver(w, x -> x.onChanged(u));
         }
@@ -636,8 +636,10 @@ public final class XdsClient implements AutoCloseable {
     for (WatchImpl w : new ArrayList<>(e.watchers)) {
       deliver(w, call);
     }
-    for (WatchImpl w : new ArrayList<>(ts.wildcardWatchers)) {
-      deliver(w, call);
+    if (ts.wildcardOn(e.server)) {
+      for (WatchImpl w : new ArrayList<>(ts.wildcardWatchers)) {
+        deliver(w, call);
+      }
     }
   }
 

@@ -72,6 +72,18 @@ class FederationTest {
   }
 
   @Test
+  void wildcardWatchesSeeOnlyTheTopLevelServer() throws Exception {
+    try (XdsClient c = client()) {
+      RecordingWatcher all = new RecordingWatcher();
+      c.watch(ResourceType.CLUSTER, OTHER, new RecordingWatcher());
+      c.watchAll(ResourceType.CLUSTER, all);
+      byServer.get("other:1").lastSotw().respond(response("o1", OTHER));
+      byServer.get("main:1").lastSotw().respond(response("m1", "plain"));
+      assertThat(all.latest).containsOnlyKeys("plain");
+    }
+  }
+
+  @Test
   void unknownAuthorityIsAnErrorForItsWatcher() throws Exception {
     try (XdsClient c = client()) {
       RecordingWatcher w = new RecordingWatcher();
