@@ -69,9 +69,7 @@ final class GetCommand implements Callable<Integer> {
       if (opts.names.isEmpty()) {
         client.watchAll(type, c);
       } else {
-        for (String n : new LinkedHashSet<>(opts.names)) {
-          client.watch(type, n, c);
-        }
+        client.watch(type, opts.names, c); // one request: absence is known from the answer
       }
       if (!c.done.await(wait.toMillis() + 2000, TimeUnit.MILLISECONDS)) {
         err.printf("meridian get: no answer from %s for %s within %s%n", opts.server,

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -74,9 +73,7 @@ final class WatchCommand implements Callable<Integer> {
       if (opts.names.isEmpty()) {
         client.watchAll(type, p);
       } else {
-        for (String n : new LinkedHashSet<>(opts.names)) {
-          client.watch(type, n, p);
-        }
+        client.watch(type, opts.names, p); // one request: absence is known from the answer
       }
       stop.await();
     } finally {

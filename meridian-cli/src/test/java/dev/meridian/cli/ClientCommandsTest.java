@@ -84,6 +84,17 @@ class ClientCommandsTest {
   }
 
   @Test
+  void getMissingClusterIsSettledByTheServersAnswerNotTheTimeout() {
+    long start = System.nanoTime();
+    int rc = get("--server", addr(), "--type", "clusters", "--name", "greeter-v1", "--name", "nope",
+        "--timeout", "60s");
+    assertThat(rc).isEqualTo(GetCommand.NOT_FOUND);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+    assertThat(out()).contains("name: greeter-v1");
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("clusters nope does not exist");
+  }
+
+  @Test
   void getFromUnreachableServerExitsNonZero() {
     int port = server.xdsPort();
     server.close();

@@ -28,7 +28,15 @@ final class CallbackExecutor implements Executor {
       }
       running = true;
     }
-    delegate.execute(this::drain);
+    try {
+      delegate.execute(this::drain);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The client is closing and its callback thread is gone: nobody is listening any more.
+      synchronized (queue) {
+        queue.clear();
+        running = false;
+      }
+    }
   }
 
   private void drain() {

@@ -162,7 +162,7 @@ final class DeltaClientStream extends ClientStream {
     }
     DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
         response.getRemovedResourcesList());
-    List<String> errors = client.applyResponse(server, d, response.getSystemVersionInfo(), false);
+    List<String> errors = client.applyResponse(server, d, response.getSystemVersionInfo(), null);
     if (!errors.isEmpty()) {
       ack.setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage(d.errorDetail()));

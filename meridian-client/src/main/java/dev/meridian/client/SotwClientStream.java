@@ -21,6 +21,8 @@ final class SotwClientStream extends ClientStream {
     boolean everNamed;
     boolean sent;
     List<String> lastNames = List.of();
+    /** Names in every request sent on this stream so far; null before the first request. */
+    Set<String> inEveryRequest;
   }
 
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
@@ -117,6 +119,11 @@ final class SotwClientStream extends ClientStream {
           .setCode(Code.INVALID_ARGUMENT_VALUE).setMessage(errorDetail));
     }
     p.sent = true;
+    if (p.inEveryRequest == null) {
+      p.inEveryRequest = new java.util.HashSet<>(named);
+    } else {
+      p.inEveryRequest.retainAll(named);
+    }
     call.send(r.build());
   }
 
@@ -136,8 +143,11 @@ final class SotwClientStream extends ClientStream {
     ResourceType type = parsed.get();
     DecodedResponse d = DecodedResponse.sotw(type, response.getVersionInfo(),
         response.getResourcesList());
-    List<String> errors = client.applyResponse(server, d, response.getVersionInfo(), true);
-    perTypes.computeIfAbsent(type, t -> new PerType()).nonce = response.getNonce();
+    PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
+    // Whatever request this response answers, it named these resources.
+    Set<String> requested = p.inEveryRequest == null ? Set.of() : Set.copyOf(p.inEveryRequest);
+    List<String> errors = client.applyResponse(server, d, response.getVersionInfo(), requested);
+    p.nonce = response.getNonce();
     // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
     send(type, errors.isEmpty() ? null : d.errorDetail(), false);
   }

@@ -95,6 +95,8 @@ public final class XdsClient implements AutoCloseable {
 
   private final Map<StreamKey, ClientStream> streams = new HashMap<>();
   private boolean shutdown;
+  /** Set by close() at once (shutdown is set later, on the context): no more callbacks. */
+  private volatile boolean closing;
 
   /**
    * Connects with gRPC: to the bootstrap's first server, and for {@code xdstp://} names to their
@@ -150,6 +152,23 @@ public final class XdsClient implements AutoCloseable {
     return w;
   }
 
+  /**
+   * Watches several resources at once: they go out in one request, so that (SotW LDS/CDS) the
+   * first response settles the absent ones without waiting for the does-not-exist timer.
+   * Cancelling the returned watch cancels them all.
+   */
+  public Watch watch(ResourceType type, java.util.Collection<String> names,
+      ResourceWatcher watcher) {
+    checkServable(type);
+    List<WatchImpl> ws = new ArrayList<>();
+    for (String n : new LinkedHashSet<>(names)) {
+      ws.add(new WatchImpl(type, XdstpName.isXdstp(n) ? XdstpName.parse(n).canonical() : n,
+          watcher));
+    }
+    ctx.execute(() -> addNamedWatches(ws));
+    return () -> ws.forEach(WatchImpl::cancel);
+  }
+
   /** Watches every resource of a type (a wildcard subscription). */
   public Watch watchAll(ResourceType type, ResourceWatcher watcher) {
     checkServable(type);
@@ -172,6 +191,7 @@ public final class XdsClient implements AutoCloseable {
 
   @Override
   public void close() {
+    closing = true;
     ctx.execute(() -> {
       if (shutdown) {
         return;
@@ -367,6 +387,39 @@ public final class XdsClient implements AutoCloseable {
       }
       return;
     }
+    addNamedWatches(List.of(w));
+  }
+
+  /** Registers named watches, then tells each server once. */
+  private void addNamedWatches(List<WatchImpl> ws) {
+    List<Entry> fresh = new ArrayList<>();
+    for (WatchImpl w : ws) {
+      if (!shutdown && !w.cancelled) {
+        Entry e = register(w);
+        if (e != null) {
+          fresh.add(e);
+        }
+      }
+    }
+    Map<Bootstrap.ServerInfo, List<Entry>> byServer = new LinkedHashMap<>();
+    for (Entry e : fresh) {
+      byServer.computeIfAbsent(e.server, k -> new ArrayList<>()).add(e);
+    }
+    byServer.forEach((server, entries) -> {
+      ResourceType type = ws.get(0).type;
+      ClientStream s = streamFor(server, type);
+      s.subscriptionChanged(type);
+      if (s.ready) {
+        for (Entry e : entries) {
+          startDneTimer(state(type), e);
+        }
+      }
+    });
+  }
+
+  /** Adds a named watch to its entry; returns the entry if it is newly subscribed. */
+  private Entry register(WatchImpl w) {
+    TypeState ts = state(w.type);
     Entry e = ts.entries.computeIfAbsent(w.name,
         n -> new Entry(n, bootstrap.serverFor(n).orElse(null)));
     boolean newlyNamed = e.watchers.isEmpty();
@@ -382,15 +435,9 @@ public final class XdsClient implements AutoCloseable {
       XdsError err = new XdsError(XdsError.Kind.INVALID_RESOURCE, w.type, w.name,
           "authority " + XdstpName.parse(w.name).authority() + " is not in the bootstrap");
       deliver(w, x -> x.onError(err));
-      return;
+      return null;
     }
-    if (newlyNamed) {
-      ClientStream s = streamFor(e.server, w.type);
-      s.subscriptionChanged(w.type);
-      if (s.ready) {
-        startDneTimer(ts, e);
-      }
-    }
+    return newlyNamed ? e : null;
   }
 
   private void removeWatch(WatchImpl w) {
@@ -489,9 +536,13 @@ public final class XdsClient implements AutoCloseable {
   /**
    * Applies a decoded response and returns its problems (empty: ACK). Valid resources are used
    * even when others are rejected; rejected ones keep their last good value.
+   *
+   * @param sotwRequested null for Delta; for SotW the names every request on the stream carried,
+   *     so the response (whichever request it answers) was asked for them
    */
   List<String> applyResponse(Bootstrap.ServerInfo server, DecodedResponse d, String version,
-      boolean sotw) {
+      Set<String> sotwRequested) {
+    boolean sotw = sotwRequested != null;
     TypeState ts = state(d.type);
     if (d.errors.isEmpty()) {
       ts.acceptedVersions.put(server, version);
@@ -548,12 +599,14 @@ public final class XdsClient implements AutoCloseable {
     // state, so a resource it omits is deleted (unless the server asked us not to, gRFC A53).
     // Spec "Knowing When a Requested Resource Does Not Exist" (SotW): a newly requested resource
     // missing from a response proves nothing, the response may answer an earlier request; so
-    // while its does-not-exist timer runs, only the timer decides.
+    // while its does-not-exist timer runs, only the timer decides, unless every request on this
+    // stream named it (then the response answers a request that asked for it).
     if (sotw && d.type.fullStateInSotw() && !d.unnamedErrors
         && !server.ignoreResourceDeletion()) {
       for (Entry e : new ArrayList<>(ts.entries.values())) {
         if (!seen.contains(e.name) && server.equals(e.server)
-            && (e.dneTimer == null || !e.dneTimer.isPending())) {
+            && (e.dneTimer == null || !e.dneTimer.isPending()
+                || sotwRequested.contains(e.name))) {
           remove(ts, e);
         }
       }
@@ -644,8 +697,11 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void deliver(WatchImpl w, Consumer<ResourceWatcher> call) {
+    if (closing) {
+      return;
+    }
     callbacks.execute(() -> {
-      if (!w.cancelled) {
+      if (!w.cancelled && !closing) {
         call.accept(w.watcher);
       }
     });

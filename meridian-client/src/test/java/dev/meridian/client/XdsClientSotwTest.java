@@ -195,6 +195,39 @@ class XdsClientSotwTest {
     assertThat(w.take()).containsExactly("dne:b", "processed:v2");
   }
 
+  // Spec "Knowing When a Requested Resource Does Not Exist": a name in every request of the
+  // stream was asked for by whichever request a full-state response answers.
+  @Test
+  void clusterMissingFromTheAnswerToEveryRequestDoesNotExistAtOnce() {
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, List.of("a", "b"), w);
+    assertThat(call().next().getResourceNamesList()).containsExactly("a", "b");
+    assertThat(call().requests).isEmpty();
+    call().ready();
+    call().respond(sotw(ResourceType.CLUSTER, "v1", "n1", edsCluster("a")));
+    assertThat(w.take()).containsExactly("changed:a", "dne:b", "processed:v1");
+  }
+
+  @Test
+  void clusterAddedLaterIsNotJudgedByAnAnswerToAnEarlierRequest() {
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, "a", w);
+    client.watch(ResourceType.CLUSTER, "b", w);
+    call().ready();
+    call().respond(sotw(ResourceType.CLUSTER, "v1", "n1", edsCluster("a")));
+    assertThat(w.take()).containsExactly("changed:a", "processed:v1");
+    clock.forward(Duration.ofSeconds(15));
+    assertThat(w.take()).containsExactly("dne:b");
+  }
+
+  @Test
+  void cancellingAMultiNameWatchCancelsEveryName() {
+    Watch both = client.watch(ResourceType.ROUTE, List.of("a", "b"), new RecordingWatcher());
+    call().requests.clear();
+    both.cancel();
+    assertThat(call().requests.getLast().getResourceNamesList()).isEmpty();
+  }
+
   @Test
   void routeAbsenceFromAResponseIsNotDeletion() {
     RecordingWatcher w = new RecordingWatcher();
