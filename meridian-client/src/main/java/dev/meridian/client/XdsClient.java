@@ -22,8 +22,9 @@ import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 
 /**
- * An xDS client: watches resources on one control plane over ADS or per-type streams, State of the
- * World or Delta, with one watcher API. All state lives on one {@link SerializingContext}; watchers
+ * An xDS client: watches resources over ADS or per-type streams, State of the World or Delta, with
+ * one watcher API; the bootstrap's top-level server serves plain names, authorities serve their
+ * {@code xdstp://} names (gRFC A47). All state lives on one {@link SerializingContext}; watchers
  * are called serialized on the callback executor. The model is grpc-java's XdsClientImpl.
  */
 public final class XdsClient implements AutoCloseable {
