@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /** The {@code meridian} command. */
 @Command(name = "meridian", mixinStandardHelpOptions = true, version = "meridian 0.1.0",
     description = "xDS control plane and toolkit.",
-    subcommands = {BootstrapCommand.class, ServeCommand.class, StatusCommand.class})
+    subcommands = {ServeCommand.class, GetCommand.class, WatchCommand.class, ResolveCommand.class,
+        StatusCommand.class, BootstrapCommand.class})
 public final class Main {
   public static void main(String[] args) {
     System.exit(run(args));

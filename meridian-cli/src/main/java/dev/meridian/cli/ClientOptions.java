@@ -1,0 +1,67 @@
+package dev.meridian.cli;
+
+import dev.meridian.client.Bootstrap;
+import dev.meridian.client.XdsClient;
+import dev.meridian.protocol.ResourceType;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Option;
+
+/** The flags {@code get} and {@code watch} share (issue 6). */
+final class ClientOptions {
+  @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
+      description = "The control plane's xDS gRPC address.")
+  String server;
+
+  @Option(names = "--type", required = true, paramLabel = "TYPE",
+      description = "listeners, routes, clusters, endpoints, secrets, runtimes, scoped-routes, "
+          + "virtual-hosts, extension-configs, or a full type URL.")
+  String type;
+
+  @Option(names = "--name", paramLabel = "N",
+      description = "A resource name (repeatable); none: every resource of the type (wildcard).")
+  List<String> names = new ArrayList<>();
+
+  @Option(names = "--delta", description = "Use incremental (Delta) xDS instead of State of the World.")
+  boolean delta;
+
+  @Option(names = "--per-type", description = "Use the per-type service instead of ADS.")
+  boolean perType;
+
+  @Option(names = "--node-id", defaultValue = "meridian-cli", paramLabel = "ID",
+      description = "node.id sent to the server (default ${DEFAULT-VALUE}).")
+  String nodeId;
+
+  @Option(names = "--node-cluster", defaultValue = "", paramLabel = "C",
+      description = "node.cluster sent to the server.")
+  String nodeCluster;
+
+  @Option(names = {"-o", "--output"}, defaultValue = "yaml", paramLabel = "FORMAT",
+      description = "yaml or json (default ${DEFAULT-VALUE}).")
+  String output;
+
+  @Option(names = "--log-level", defaultValue = "warn",
+      description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
+  String logLevel;
+
+  ResourceType resourceType() {
+    return ResourceType.parse(type).orElseThrow(() -> new IllegalArgumentException(
+        "unknown type '" + type + "'; use one of listeners, routes, clusters, endpoints, secrets, "
+            + "runtimes, scoped-routes, virtual-hosts, extension-configs or a type URL"));
+  }
+
+  ResourcePrinter printer() {
+    return ResourcePrinter.forFormat(output);
+  }
+
+  XdsClient connect(Duration doesNotExistTimeout) {
+    Node node = Node.newBuilder().setId(nodeId).setCluster(nodeCluster).build();
+    XdsClient.Options o = XdsClient.Options.defaults()
+        .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW)
+        .withMode(perType ? XdsClient.Mode.PER_TYPE : XdsClient.Mode.ADS)
+        .withDoesNotExistTimeout(doesNotExistTimeout);
+    return XdsClient.create(Bootstrap.forServer(server, node), o);
+  }
+}

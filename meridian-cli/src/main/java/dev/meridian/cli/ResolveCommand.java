@@ -1,0 +1,185 @@
+package dev.meridian.cli;
+
+import dev.meridian.client.Bootstrap;
+import dev.meridian.client.RoutingTable;
+import dev.meridian.client.XdsClient;
+import dev.meridian.client.XdsResolver;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
+import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code meridian resolve}: route one call the way a proxyless gRPC client would. */
+@Command(name = "resolve", mixinStandardHelpOptions = true,
+    description = "Resolve a call through LDS, RDS, CDS and EDS and print the virtual host, route, "
+        + "clusters (with weights) and endpoints chosen.")
+final class ResolveCommand implements Callable<Integer> {
+  @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
+      description = "The control plane's xDS gRPC address.")
+  String server;
+
+  @Option(names = "--listener", required = true, paramLabel = "NAME",
+      description = "The listener (for gRPC: the target's name).")
+  String listener;
+
+  @Option(names = "--path", required = true, paramLabel = "/pkg.Service/Method",
+      description = "The call's path.")
+  String path;
+
+  @Option(names = "--header", paramLabel = "K=V", description = "A request header (repeatable).")
+  List<String> headers = new ArrayList<>();
+
+  @Option(names = "--authority", paramLabel = "HOST",
+      description = "The :authority matched against virtual host domains (default: the listener name).")
+  String authority;
+
+  @Option(names = "--delta", description = "Use incremental (Delta) xDS.")
+  boolean delta;
+
+  @Option(names = "--node-id", defaultValue = "meridian-cli", paramLabel = "ID")
+  String nodeId;
+
+  @Option(names = "--node-cluster", defaultValue = "", paramLabel = "C")
+  String nodeCluster;
+
+  @Option(names = "--timeout", defaultValue = "10s", paramLabel = "DURATION",
+      description = "How long to wait for the whole chain (default ${DEFAULT-VALUE}).")
+  String timeout;
+
+  @Option(names = {"-o", "--output"}, defaultValue = "yaml", paramLabel = "FORMAT",
+      description = "yaml or json (default ${DEFAULT-VALUE}).")
+  String output;
+
+  @Option(names = "--log-level", defaultValue = "warn")
+  String logLevel;
+
+  private final PrintStream out;
+  private final PrintStream err;
+
+  ResolveCommand() {
+    this(System.out, System.err);
+  }
+
+  ResolveCommand(PrintStream out, PrintStream err) {
+    this.out = out;
+    this.err = err;
+  }
+
+  @Override
+  public Integer call() {
+    Logging.configure(logLevel);
+    Map<String, String> hdrs = new LinkedHashMap<>();
+    Duration wait;
+    ResourcePrinter printer;
+    try {
+      for (String h : headers) {
+        int eq = h.indexOf('=');
+        if (eq <= 0) {
+          throw new IllegalArgumentException("--header must be K=V, not " + h);
+        }
+        hdrs.put(h.substring(0, eq).toLowerCase(Locale.ROOT), h.substring(eq + 1));
+      }
+      wait = Durations.parse(timeout);
+      printer = ResourcePrinter.forFormat(output);
+    } catch (IllegalArgumentException e) {
+      err.println("meridian resolve: " + e.getMessage());
+      return 2;
+    }
+    String auth = authority == null ? listener : authority;
+    double pick = ThreadLocalRandom.current().nextDouble();
+    Node node = Node.newBuilder().setId(nodeId).setCluster(nodeCluster).build();
+    XdsClient.Options o = XdsClient.Options.defaults().withDoesNotExistTimeout(wait)
+        .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW);
+    RoutingTable.Resolution res;
+    try (XdsClient client = XdsClient.create(Bootstrap.forServer(server, node), o);
+        XdsResolver resolver = new XdsResolver(client, listener).start(null)) {
+      long deadline = System.nanoTime() + wait.toNanos() + Duration.ofSeconds(1).toNanos();
+      while (true) {
+        res = resolver.current().resolve(auth, path, hdrs, () -> pick);
+        boolean settled = res.ok() || (res.problem() != null && !res.problem().contains("not yet received"));
+        if (settled || System.nanoTime() > deadline) {
+          break;
+        }
+        LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+      }
+      if (!res.ok()) {
+        String why = resolver.lastError();
+        err.println("meridian resolve: " + res.problem() + (why == null ? "" : " (" + why + ")"));
+      }
+    }
+    Map<String, Object> doc = new LinkedHashMap<>();
+    doc.put("listener", listener);
+    doc.put("authority", auth);
+    doc.put("path", path);
+    if (res.virtualHost() != null) {
+      Map<String, Object> vh = new LinkedHashMap<>();
+      vh.put("name", res.virtualHost().getName());
+      vh.put("domains", res.virtualHost().getDomainsList());
+      doc.put("virtual_host", vh);
+    }
+    if (res.route() != null) {
+      doc.put("route", printer.tree(res.route()));
+    }
+    if (res.clusters() != null) {
+      List<Object> cs = new ArrayList<>();
+      for (RoutingTable.WeightedChoice c : res.clusters()) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", c.name());
+        m.put("weight", c.weight());
+        m.put("chosen", c.name().equals(res.cluster()));
+        cs.add(m);
+      }
+      doc.put("clusters", cs);
+    }
+    if (res.clusterResource() != null) {
+      Map<String, Object> c = new LinkedHashMap<>();
+      c.put("name", res.cluster());
+      c.put("type", res.clusterResource().getType().name());
+      c.put("eds_service_name", RoutingTable.edsServiceName(res.clusterResource()));
+      doc.put("cluster", c);
+    }
+    if (res.assignment() != null) {
+      List<Object> localities = new ArrayList<>();
+      for (LocalityLbEndpoints l : res.assignment().getEndpointsList()) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("priority", l.getPriority());
+        m.put("locality", "region=" + l.getLocality().getRegion() + " zone="
+            + l.getLocality().getZone() + " sub_zone=" + l.getLocality().getSubZone());
+        m.put("weight", l.hasLoadBalancingWeight() ? l.getLoadBalancingWeight().getValue() : 1);
+        List<Object> eps = new ArrayList<>();
+        for (LbEndpoint e : l.getLbEndpointsList()) {
+          eps.add(address(e.getEndpoint().getAddress().getSocketAddress()) + " weight "
+              + (e.hasLoadBalancingWeight() ? e.getLoadBalancingWeight().getValue() : 1) + " "
+              + e.getHealthStatus().name().toLowerCase(Locale.ROOT));
+        }
+        m.put("endpoints", eps);
+        localities.add(m);
+      }
+      doc.put("endpoints", localities);
+    }
+    if (res.endpoint() != null) {
+      doc.put("chosen_endpoint", address(res.endpoint()));
+    }
+    if (!res.ok()) {
+      doc.put("problem", res.problem());
+    }
+    out.println(printer.document(doc));
+    return res.ok() ? 0 : 1;
+  }
+
+  private static String address(SocketAddress a) {
+    return a.getAddress() + ":" + a.getPortValue();
+  }
+}

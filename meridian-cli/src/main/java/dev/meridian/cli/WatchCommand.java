@@ -1,0 +1,154 @@
+package dev.meridian.cli;
+
+import dev.meridian.client.ResourceUpdate;
+import dev.meridian.client.ResourceWatcher;
+import dev.meridian.client.XdsClient;
+import dev.meridian.client.XdsError;
+import dev.meridian.protocol.ResourceType;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/**
+ * {@code meridian watch}: print every update as it arrives (the client ACKs it) until Ctrl-C.
+ * With {@code -o json}, one JSON object per line: {@code event} is {@code update} (a response was
+ * processed: version, changed resources), {@code does-not-exist} or {@code error}.
+ */
+@Command(name = "watch", mixinStandardHelpOptions = true,
+    description = "Watch resources on an xDS server and print every update until Ctrl-C.")
+final class WatchCommand implements Callable<Integer> {
+  @Mixin
+  ClientOptions opts;
+
+  private final PrintStream out;
+  private final PrintStream err;
+  /** Counted down to stop (Ctrl-C, or tests). */
+  final CountDownLatch stop = new CountDownLatch(1);
+
+  WatchCommand() {
+    this(System.out, System.err);
+  }
+
+  WatchCommand(PrintStream out, PrintStream err) {
+    this.out = out;
+    this.err = err;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Logging.configure(opts.logLevel);
+    ResourceType type;
+    ResourcePrinter printer;
+    try {
+      type = opts.resourceType();
+      if (!opts.delta && !type.availableInSotw()) {
+        throw new IllegalArgumentException(type.shortName() + " are only served by Delta xDS: add --delta");
+      }
+      printer = opts.printer();
+    } catch (IllegalArgumentException e) {
+      err.println("meridian watch: " + e.getMessage());
+      return 2;
+    }
+    XdsClient client = opts.connect(Duration.ofSeconds(15));
+    CountDownLatch closed = new CountDownLatch(1);
+    Thread hook = new Thread(() -> {
+      stop.countDown();
+      try {
+        closed.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "meridian-watch-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    try {
+      Printer p = new Printer(type, printer);
+      if (opts.names.isEmpty()) {
+        client.watchAll(type, p);
+      } else {
+        client.watch(type, opts.names, p); // one request: absence is known from the answer
+      }
+      stop.await();
+    } finally {
+      client.close();
+      out.flush();
+      closed.countDown();
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException e) {
+        // already shutting down (Ctrl-C): the hook is running and now returns
+      }
+    }
+    return 0;
+  }
+
+  private final class Printer implements ResourceWatcher {
+    final ResourceType type;
+    final ResourcePrinter printer;
+    final List<ResourceUpdate> changed = new ArrayList<>();
+
+    Printer(ResourceType type, ResourcePrinter printer) {
+      this.type = type;
+      this.printer = printer;
+    }
+
+    private Map<String, Object> event(String kind) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("event", kind);
+      m.put("time", Instant.now().toString());
+      m.put("type", type.typeUrl());
+      return m;
+    }
+
+    private void emit(Map<String, Object> m) {
+      synchronized (out) {
+        out.println(printer.event(m));
+        out.flush();
+      }
+    }
+
+    @Override
+    public void onChanged(ResourceUpdate update) {
+      changed.add(update);
+    }
+
+    @Override
+    public void onDoesNotExist(ResourceType t, String name) {
+      Map<String, Object> m = event("does-not-exist");
+      m.put("name", name);
+      emit(m);
+    }
+
+    @Override
+    public void onError(XdsError error) {
+      Map<String, Object> m = event("error");
+      m.put("kind", error.kind().name());
+      if (error.resourceName() != null) {
+        m.put("name", error.resourceName());
+      }
+      m.put("message", error.message());
+      emit(m);
+    }
+
+    @Override
+    public void onResponseProcessed(ResourceType t, String version, boolean nacked) {
+      Map<String, Object> m = event("update");
+      m.put("version", version);
+      m.put("nacked", nacked);
+      List<Object> c = new ArrayList<>();
+      for (ResourceUpdate u : changed) {
+        c.add(ResourcePrinter.entry(u));
+      }
+      changed.clear();
+      m.put("changed", c);
+      emit(m);
+    }
+  }
+}

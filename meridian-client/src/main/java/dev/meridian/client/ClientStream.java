@@ -1,0 +1,105 @@
+package dev.meridian.client;
+
+import dev.meridian.protocol.ResourceType;
+import io.grpc.Status;
+import java.time.Duration;
+
+/**
+ * One discovery stream (ADS: all types; otherwise one type) and its reconnect loop. Subclasses
+ * speak SotW or Delta; everything here runs on the client's context. The model is grpc-java's
+ * ControlPlaneClient.
+ */
+abstract class ClientStream {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+
+  final XdsClient client;
+  final Bootstrap.ServerInfo server;
+  /** null: ADS. */
+  final ResourceType perType;
+  private final Backoff backoff;
+  boolean ready;
+  boolean responseReceived;
+  private boolean stopped;
+  private int generation;
+  private Scheduler.Cancellable retry;
+
+  ClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
+    this.client = client;
+    this.server = server;
+    this.perType = perType;
+    this.backoff = Backoff.standard(client.options.random());
+  }
+
+  final void start() {
+    if (stopped) {
+      return;
+    }
+    generation++;
+    ready = false;
+    responseReceived = false;
+    open(generation);
+    // Spec "Eventual consistency considerations": subscribe in make-before-break order.
+    for (ResourceType t : client.subscribedTypes(server, perType)) {
+      sendInitial(t);
+    }
+  }
+
+  /** Opens the call; events of an older generation are ignored. */
+  abstract void open(int generation);
+
+  /** First request for a type on a fresh stream: versions we hold, empty nonce. */
+  abstract void sendInitial(ResourceType type);
+
+  /** The subscription for a type changed: tell the server. */
+  abstract void subscriptionChanged(ResourceType type);
+
+  abstract void cancelCall(String reason);
+
+  /** The call ended: forget it, so nothing is sent until the next stream is open. */
+  abstract void dropCall();
+
+  final boolean current(int gen) {
+    return gen == generation && !stopped;
+  }
+
+  final void handleReady(int gen) {
+    if (!current(gen) || ready) {
+      return;
+    }
+    ready = true;
+    client.onStreamReady(this);
+  }
+
+  /**
+   * Reconnect: at once if the stream had received a response (the server was healthy), otherwise
+   * after an exponential backoff with jitter (gRPC's connection-backoff.md).
+   */
+  final void handleClosed(int gen, Status status) {
+    if (!current(gen)) {
+      return;
+    }
+    ready = false;
+    dropCall();
+    LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
+    client.onStreamClosed(this, status);
+    if (responseReceived) {
+      backoff.reset();
+      start();
+      return;
+    }
+    Duration delay = backoff.next();
+    LOG.log(System.Logger.Level.DEBUG, "reconnecting in {0}", delay);
+    retry = client.scheduler.schedule(() -> client.ctx.execute(() -> {
+      retry = null;
+      start();
+    }), delay);
+  }
+
+  final void shutdown() {
+    stopped = true;
+    if (retry != null) {
+      retry.cancel();
+    }
+    cancelCall("xDS client closed");
+  }
+}

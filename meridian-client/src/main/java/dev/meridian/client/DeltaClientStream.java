@@ -1,0 +1,172 @@
+package dev.meridian.client;
+
+import com.google.rpc.Code;
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.protocol.Subscription;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Incremental (Delta) xDS: requests carry subscription changes; responses carry changed resources
+ * with their own versions and {@code removed_resources} (spec "Incremental xDS").
+ */
+final class DeltaClientStream extends ClientStream {
+  /** What the server was told, per type, on the current stream. */
+  private static final class PerType {
+    final Set<String> names = new LinkedHashSet<>();
+    boolean wildcard;
+    boolean explicitWildcard;
+    boolean sent;
+  }
+
+  private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
+  private XdsTransport.Call<DeltaDiscoveryRequest> call;
+
+  DeltaClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
+    super(client, server, perType);
+  }
+
+  @Override
+  void open(int gen) {
+    perTypes.clear();
+    call = client.transportFor(server).openDelta(perType, new XdsTransport.Listener<>() {
+      @Override
+      public void onReady() {
+        client.ctx.execute(() -> handleReady(gen));
+      }
+
+      @Override
+      public void onMessage(DeltaDiscoveryResponse response) {
+        client.ctx.execute(() -> {
+          if (current(gen)) {
+            handleResponse(response);
+          }
+        });
+      }
+
+      @Override
+      public void onClosed(Status status) {
+        client.ctx.execute(() -> handleClosed(gen, status));
+      }
+    });
+  }
+
+  /**
+   * Spec "Incremental xDS" (reconnect): the first request on a stream lists everything we want
+   * and, in {@code initial_resource_versions}, what we already hold, so the server sends only what
+   * changed.
+   */
+  @Override
+  void sendInitial(ResourceType type) {
+    XdsClient.TypeState ts = client.state(type);
+    PerType p = new PerType();
+    perTypes.put(type, p);
+    Set<String> named = ts.namedSubscriptions(server);
+    DeltaDiscoveryRequest.Builder r = DeltaDiscoveryRequest.newBuilder()
+        .setTypeUrl(type.typeUrl())
+        .setNode(client.bootstrap.node())
+        .putAllInitialResourceVersions(ts.heldVersions(server));
+    if (ts.wildcardOn(server)) {
+      p.wildcard = true;
+      if (!named.isEmpty()) {
+        p.explicitWildcard = true;
+        r.addResourceNamesSubscribe(Subscription.WILDCARD);
+      }
+    }
+    r.addAllResourceNamesSubscribe(named);
+    p.names.addAll(named);
+    p.sent = true;
+    call.send(r.build());
+  }
+
+  @Override
+  void subscriptionChanged(ResourceType type) {
+    if (call == null) {
+      return;
+    }
+    PerType p = perTypes.get(type);
+    XdsClient.TypeState ts = client.state(type);
+    if (p == null) {
+      if (ts.subscribed(server)) {
+        sendInitial(type); // an empty first request would mean the legacy wildcard
+      }
+      return;
+    }
+    Set<String> want = ts.namedSubscriptions(server);
+    List<String> subscribe = new ArrayList<>();
+    List<String> unsubscribe = new ArrayList<>();
+    for (String n : want) {
+      if (!p.names.contains(n)) {
+        subscribe.add(n);
+      }
+    }
+    for (String n : p.names) {
+      if (!want.contains(n)) {
+        unsubscribe.add(n);
+      }
+    }
+    boolean wildcard = ts.wildcardOn(server);
+    if (wildcard && (!p.wildcard || (!p.explicitWildcard && !subscribe.isEmpty()))) {
+      // Naming a resource ends the legacy wildcard, so from then on the wildcard is explicit.
+      subscribe.add(0, Subscription.WILDCARD);
+      p.explicitWildcard = true;
+    } else if (!wildcard && p.wildcard) {
+      unsubscribe.add(Subscription.WILDCARD);
+      p.explicitWildcard = false;
+    }
+    p.wildcard = wildcard;
+    p.names.clear();
+    p.names.addAll(want);
+    if (subscribe.isEmpty() && unsubscribe.isEmpty()) {
+      return;
+    }
+    call.send(DeltaDiscoveryRequest.newBuilder().setTypeUrl(type.typeUrl())
+        .addAllResourceNamesSubscribe(subscribe)
+        .addAllResourceNamesUnsubscribe(unsubscribe)
+        .build());
+  }
+
+  @Override
+  void dropCall() {
+    call = null;
+    perTypes.clear();
+  }
+
+  @Override
+  void cancelCall(String reason) {
+    if (call != null) {
+      call.cancel(reason);
+      call = null;
+    }
+  }
+
+  private void handleResponse(DeltaDiscoveryResponse response) {
+    responseReceived = true;
+    Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
+    DeltaDiscoveryRequest.Builder ack = DeltaDiscoveryRequest.newBuilder()
+        .setTypeUrl(response.getTypeUrl())
+        .setResponseNonce(response.getNonce());
+    if (parsed.isEmpty() || (perType != null && parsed.get() != perType)) {
+      call.send(ack.setErrorDetail(com.google.rpc.Status.newBuilder()
+          .setCode(Code.INVALID_ARGUMENT_VALUE)
+          .setMessage("unexpected type URL " + response.getTypeUrl())).build());
+      return;
+    }
+    DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
+        response.getRemovedResourcesList());
+    List<String> errors = client.applyResponse(server, d, response.getSystemVersionInfo(), null);
+    if (!errors.isEmpty()) {
+      ack.setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
+          .setMessage(d.errorDetail()));
+    }
+    call.send(ack.build());
+  }
+}

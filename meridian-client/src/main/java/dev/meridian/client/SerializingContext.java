@@ -1,0 +1,50 @@
+package dev.meridian.client;
+
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Runs tasks one at a time, in submission order, on whichever thread submits while no other thread
+ * is draining (the model is gRPC's SynchronizationContext). All client state is touched only here,
+ * so the state needs no locks; user callbacks never run here.
+ */
+final class SerializingContext implements Executor {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+
+  private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
+  private final AtomicReference<Thread> drainer = new AtomicReference<>();
+
+  @Override
+  public void execute(Runnable task) {
+    queue.add(task);
+    drain();
+  }
+
+  private void drain() {
+    do {
+      if (!drainer.compareAndSet(null, Thread.currentThread())) {
+        return; // the draining thread (maybe this one, re-entrantly) will run it
+      }
+      try {
+        Runnable r;
+        while ((r = queue.poll()) != null) {
+          try {
+            r.run();
+          } catch (Throwable t) {
+            LOG.log(System.Logger.Level.ERROR, "uncaught exception in the xDS client context", t);
+          }
+        }
+      } finally {
+        drainer.set(null);
+      }
+    } while (!queue.isEmpty());
+  }
+
+  void throwIfNotInThisContext() {
+    if (drainer.get() != Thread.currentThread()) {
+      throw new IllegalStateException("not called from the xDS client's context");
+    }
+  }
+}

@@ -1,0 +1,154 @@
+package dev.meridian.client;
+
+import com.google.rpc.Code;
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.protocol.Subscription;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** State of the World: every request carries the full set of names, the version and the nonce. */
+final class SotwClientStream extends ClientStream {
+  /** Per type on the current stream. */
+  private static final class PerType {
+    String nonce = "";
+    boolean everNamed;
+    boolean sent;
+    List<String> lastNames = List.of();
+    /** Names in every request sent on this stream so far; null before the first request. */
+    Set<String> inEveryRequest;
+  }
+
+  private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
+  private XdsTransport.Call<DiscoveryRequest> call;
+
+  SotwClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
+    super(client, server, perType);
+  }
+
+  @Override
+  void open(int gen) {
+    perTypes.clear();
+    call = client.transportFor(server).openSotw(perType, new XdsTransport.Listener<>() {
+      @Override
+      public void onReady() {
+        client.ctx.execute(() -> handleReady(gen));
+      }
+
+      @Override
+      public void onMessage(DiscoveryResponse response) {
+        client.ctx.execute(() -> {
+          if (current(gen)) {
+            handleResponse(response);
+          }
+        });
+      }
+
+      @Override
+      public void onClosed(Status status) {
+        client.ctx.execute(() -> handleClosed(gen, status));
+      }
+    });
+  }
+
+  @Override
+  void sendInitial(ResourceType type) {
+    send(type, null, false);
+  }
+
+  @Override
+  void subscriptionChanged(ResourceType type) {
+    if (call != null) {
+      send(type, null, true);
+    }
+  }
+
+  @Override
+  void dropCall() {
+    call = null;
+    perTypes.clear();
+  }
+
+  @Override
+  void cancelCall(String reason) {
+    if (call != null) {
+      call.cancel(reason);
+      call = null;
+    }
+  }
+
+  /** Sends the type's request; with {@code onlyIfChanged}, only when the names changed. */
+  private void send(ResourceType type, String errorDetail, boolean onlyIfChanged) {
+    XdsClient.TypeState ts = client.state(type);
+    PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
+    Set<String> named = ts.namedSubscriptions(server);
+    List<String> names = new ArrayList<>();
+    if (ts.wildcardOn(server)) {
+      // Spec "How the client specifies what resources to return": an empty list is the legacy
+      // wildcard, understood by every server, as long as we never named anything on this stream.
+      if (!named.isEmpty() || p.everNamed) {
+        names.add(Subscription.WILDCARD);
+      }
+    } else if (named.isEmpty() && !p.sent) {
+      return; // never subscribed on this stream: nothing to unsubscribe
+    }
+    names.addAll(named);
+    if (onlyIfChanged && p.sent && names.equals(p.lastNames)) {
+      return;
+    }
+    p.lastNames = List.copyOf(names);
+    if (!names.isEmpty()) {
+      p.everNamed = true;
+    }
+    DiscoveryRequest.Builder r = DiscoveryRequest.newBuilder()
+        .setTypeUrl(type.typeUrl())
+        .setVersionInfo(ts.acceptedVersion(server))
+        .setResponseNonce(p.nonce)
+        .addAllResourceNames(names);
+    if (!p.sent) {
+      r.setNode(client.bootstrap.node()); // spec: the node is needed on the first request only
+    }
+    if (errorDetail != null) {
+      r.setErrorDetail(com.google.rpc.Status.newBuilder()
+          .setCode(Code.INVALID_ARGUMENT_VALUE).setMessage(errorDetail));
+    }
+    p.sent = true;
+    if (p.inEveryRequest == null) {
+      p.inEveryRequest = new java.util.HashSet<>(named);
+    } else {
+      p.inEveryRequest.retainAll(named);
+    }
+    call.send(r.build());
+  }
+
+  private void handleResponse(DiscoveryResponse response) {
+    responseReceived = true;
+    Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
+    if (parsed.isEmpty() || (perType != null && parsed.get() != perType)) {
+      // Cannot be applied at all: NACK it under its own type URL.
+      call.send(DiscoveryRequest.newBuilder().setTypeUrl(response.getTypeUrl())
+          .setResponseNonce(response.getNonce())
+          .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
+              .setMessage("unexpected type URL " + response.getTypeUrl()
+                  + (perType == null ? "" : " on the " + perType.typeUrl() + " stream")))
+          .build());
+      return;
+    }
+    ResourceType type = parsed.get();
+    DecodedResponse d = DecodedResponse.sotw(type, response.getVersionInfo(),
+        response.getResourcesList());
+    PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
+    // Whatever request this response answers, it named these resources.
+    Set<String> requested = p.inEveryRequest == null ? Set.of() : Set.copyOf(p.inEveryRequest);
+    List<String> errors = client.applyResponse(server, d, response.getVersionInfo(), requested);
+    p.nonce = response.getNonce();
+    // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
+    send(type, errors.isEmpty() ? null : d.errorDetail(), false);
+  }
+}

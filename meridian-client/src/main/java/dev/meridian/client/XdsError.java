@@ -1,0 +1,24 @@
+package dev.meridian.client;
+
+import dev.meridian.protocol.ResourceType;
+
+/**
+ * An error a watcher is told about. The last good value stays in place: an error never removes a
+ * resource (only {@link ResourceWatcher#onDoesNotExist} does).
+ *
+ * @param resourceName the resource concerned, or null when it concerns the whole stream
+ */
+public record XdsError(Kind kind, ResourceType type, String resourceName, String message) {
+  public enum Kind {
+    /** The stream to the control plane failed or the server is unreachable. */
+    UNAVAILABLE,
+    /** The server sent this resource in a form we rejected (we NACKed it). */
+    INVALID_RESOURCE
+  }
+
+  @Override
+  public String toString() {
+    return kind + " " + type.shortName() + (resourceName == null ? "" : " " + resourceName) + ": "
+        + message;
+  }
+}

@@ -1,0 +1,43 @@
+package dev.meridian.client;
+
+import dev.meridian.protocol.ResourceType;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Status;
+
+/**
+ * The client's only I/O seam: bidirectional discovery streams. gRPC is one implementation
+ * ({@link GrpcXdsTransport}); tests script the peer with a fake. Listener callbacks may arrive on
+ * any thread; the client hops onto its own context before touching state.
+ */
+public interface XdsTransport extends AutoCloseable {
+  /** Opens {@code StreamAggregatedResources} (type null) or the per-type Stream* method. */
+  Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener);
+
+  /** Opens {@code DeltaAggregatedResources} (type null) or the per-type Delta* method. */
+  Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+      Listener<DeltaDiscoveryResponse> listener);
+
+  @Override
+  void close();
+
+  /** One open stream. */
+  interface Call<Q> {
+    void send(Q request);
+
+    /** Ends the stream from our side; no further listener callbacks are expected to matter. */
+    void cancel(String reason);
+  }
+
+  /** Events of one stream. */
+  interface Listener<R> {
+    /** The stream can carry messages (gRPC's onReady): the does-not-exist timers may start. */
+    void onReady();
+
+    void onMessage(R response);
+
+    void onClosed(Status status);
+  }
+}
