@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** The client against Meridian's own server (State of the World; Delta is not served yet). */
+/** The client against Meridian's own server, in all four variants. */
 class MeridianServerInteropTest {
   @TempDir
   Path dir;
@@ -37,11 +37,27 @@ class MeridianServerInteropTest {
     server.close();
   }
 
+  enum Variant {
+    SOTW_ADS(XdsClient.Protocol.SOTW, XdsClient.Mode.ADS),
+    SOTW_PER_TYPE(XdsClient.Protocol.SOTW, XdsClient.Mode.PER_TYPE),
+    DELTA_ADS(XdsClient.Protocol.DELTA, XdsClient.Mode.ADS),
+    DELTA_PER_TYPE(XdsClient.Protocol.DELTA, XdsClient.Mode.PER_TYPE);
+
+    final XdsClient.Protocol protocol;
+    final XdsClient.Mode mode;
+
+    Variant(XdsClient.Protocol protocol, XdsClient.Mode mode) {
+      this.protocol = protocol;
+      this.mode = mode;
+    }
+  }
+
   @ParameterizedTest
-  @EnumSource(XdsClient.Mode.class)
-  void followsTheQuickstartAndItsHotReload(XdsClient.Mode mode) throws Exception {
+  @EnumSource(Variant.class)
+  void followsTheQuickstartAndItsHotReload(Variant v) throws Exception {
     client = XdsClient.create(Bootstrap.forServer("127.0.0.1:" + server.xdsPort(),
-        Node.newBuilder().setId("it").build()), XdsClient.Options.defaults().withMode(mode));
+        Node.newBuilder().setId("it").build()),
+        XdsClient.Options.defaults().withMode(v.mode).withProtocol(v.protocol));
     RecordingWatcher clusters = new RecordingWatcher();
     RecordingWatcher routes = new RecordingWatcher();
     client.watchAll(ResourceType.CLUSTER, clusters);
@@ -49,7 +65,8 @@ class MeridianServerInteropTest {
     Await.until("two clusters", () -> clusters.latest.size() == 2);
     Await.until("the route configuration", () -> routes.latest.containsKey("local_routes"));
 
-    // Remove greeter-v2 from the config: a SotW CDS response without it means it was deleted.
+    // Remove greeter-v2 from the config: a SotW CDS response without it, or Delta's
+    // removed_resources, means it was deleted.
     String yaml = Files.readString(config);
     int start = yaml.indexOf("  - \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster\n    name: greeter-v2");
     int end = yaml.indexOf("  - \"@type\"", start + 10);
