@@ -37,6 +37,7 @@ public final class EnvoyTypeRegistry {
   private static volatile EnvoyTypeRegistry instance;
 
   private final JsonFormat.TypeRegistry typeRegistry;
+  private final com.google.protobuf.TypeRegistry protoTypeRegistry;
   private final Map<String, Descriptor> byFullName;
 
   private EnvoyTypeRegistry(List<FileDescriptor> files) {
@@ -48,6 +49,7 @@ public final class EnvoyTypeRegistry {
     }
     b.add(names.values());
     this.typeRegistry = b.build();
+    this.protoTypeRegistry = com.google.protobuf.TypeRegistry.newBuilder().add(names.values()).build();
     this.byFullName = Map.copyOf(names);
   }
 
@@ -66,6 +68,11 @@ public final class EnvoyTypeRegistry {
 
   public JsonFormat.TypeRegistry typeRegistry() {
     return typeRegistry;
+  }
+
+  /** The same types for text format (expanded {@code Any}s). */
+  public com.google.protobuf.TypeRegistry protoTypeRegistry() {
+    return protoTypeRegistry;
   }
 
   /** The message descriptor for a full name such as {@code envoy.config.cluster.v3.Cluster}. */

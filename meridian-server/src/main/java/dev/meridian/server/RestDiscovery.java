@@ -106,9 +106,11 @@ final class RestDiscovery implements HttpHandler {
           + type.typeUrl() + "\n");
       return;
     }
-    // Each poll starts fresh, like a reconnect: its version_info says what the client holds.
+    // Each poll starts fresh, like a reconnect: its version_info says what the client holds. The
+    // nonce is optional in REST and there is no stream for it to be stale on, so it is dropped.
     SotwStream stream = SotwStream.perType(type, clock);
     stream.withHeartbeats(heartbeats);
+    req = req.toBuilder().clearResponseNonce().build();
     if (answered(ex, stream.onRequest(req, hub.current()))) {
       return;
     }

@@ -81,6 +81,11 @@ class RestAndFilesTest {
     HttpResponse<String> again = send(post("/v3/discovery:clusters",
         "{" + NODE + ", \"version_info\": \"" + resp.getVersionInfo() + "\"}"));
     assertThat(again.statusCode()).isEqualTo(304);
+    // An ACK-style poll carrying the response's nonce is the same question (the nonce is optional).
+    HttpResponse<String> withNonce = send(post("/v3/discovery:clusters", "{" + NODE
+        + ", \"version_info\": \"" + resp.getVersionInfo() + "\", \"response_nonce\": \""
+        + resp.getNonce() + "\"}"));
+    assertThat(withNonce.statusCode()).isEqualTo(304);
   }
 
   @Test
