@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.admin.v3.ClientResourceStatus;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.status.v3.ClientConfig.GenericXdsConfig;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -58,6 +60,205 @@ class ProxylessGrpcClientTest {
         assertThat(seen.getVersionInfo()).as("version of %s", r[1]).isNotEmpty();
       }
       assertThat(meridian.nacks()).isEmpty();
+    }
+  }
+
+  @Test
+  void replacingEndpointsInTheFileMovesTrafficToTheNewBackend() throws Exception {
+    try (Greeter.Backend v1b = new Greeter.Backend("v1-replacement");
+        Meridian meridian = Meridian.start(dir, greeterTo(Config.toCluster("greeter-v1")));
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      assertThat(client.helloWhenReady()).isEqualTo("v1");
+
+      long written = System.nanoTime();
+      meridian.write(Config.service("greeter", Config.toCluster("greeter-v1"))
+          .cluster("greeter-v1", v1b.port()).cluster("greeter-v2", v2.port()));
+      List<String> seen = new ArrayList<>();
+      Await.until(WAIT, "traffic on the replacement endpoint", () -> {
+        seen.add(client.helloOrError());
+        return seen.get(seen.size() - 1).equals("v1-replacement");
+      });
+      Measurements.record("endpoints replaced: file write -> first RPC on new endpoint",
+          System.nanoTime() - written);
+      // gRFC A27 / EDS: the new ClusterLoadAssignment replaces the endpoint set, so the old
+      // backend gets nothing more; the switch itself fails no RPC (picks queue while connecting).
+      assertThat(seen).allMatch(r -> r.equals("v1") || r.equals("v1-replacement"));
+      for (int i = 0; i < 50; i++) {
+        assertThat(client.hello()).isEqualTo("v1-replacement");
+      }
+    }
+  }
+
+  @Test
+  void weightedClusters90To10SplitTrafficWithinFiveStandardDeviations() throws Exception {
+    try (Meridian meridian = Meridian.start(dir, greeterTo(Config.toCluster("greeter-v1")));
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      assertThat(client.helloWhenReady()).isEqualTo("v1");
+
+      long written = System.nanoTime();
+      meridian.write(greeterTo(Config.weighted("greeter-v1", 90, "greeter-v2", 10)));
+      Await.until(WAIT, "a first RPC on greeter-v2", () -> client.helloOrError().equals("v2"));
+      Measurements.record("weights 100/0 -> 90/10: file write -> first RPC on v2",
+          System.nanoTime() - written);
+
+      // gRFC A28: weighted_clusters picks a cluster per RPC at random in proportion to weight, so
+      // the v2 count over N RPCs is Binomial(N, 0.1): mean 200, sd sqrt(2000*0.1*0.9) = 13.4 for
+      // N = 2000. Accepting mean +/- 5 sd (133..267, 6.7%..13.3%) fails a correct client with
+      // probability < 1e-6, yet catches any wrong weighting (e.g. 80/20 or 50/50).
+      int n = 2000;
+      int toV2 = 0;
+      for (int i = 0; i < n; i++) {
+        String r = client.hello();
+        assertThat(r).isIn("v1", "v2");
+        if (r.equals("v2")) {
+          toV2++;
+        }
+      }
+      Measurements.note("weighted 90/10 over " + n + " RPCs: " + (n - toV2) + " v1 / " + toV2 + " v2 ("
+          + String.format("%.1f%%", 100.0 * toV2 / n) + " to v2)");
+      assertThat(toV2).isBetween(133, 267);
+    }
+  }
+
+  @Test
+  void nackedClusterIsRecordedNotResentRpcsKeepFlowingAndTheFixIsAcked() throws Exception {
+    Config good = greeterTo(Config.toCluster("greeter-v1"));
+    try (Meridian meridian = Meridian.start(dir, good);
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      assertThat(client.helloWhenReady()).isEqualTo("v1");
+      GenericXdsConfig acked = Await.value(WAIT, "greeter-v1 ACKED",
+          () -> csds.withStatus(client, Csds.CDS, "greeter-v1", ClientResourceStatus.ACKED));
+
+      // MAGLEV is a valid Envoy lb_policy that grpc-java cannot run: it NACKs the CDS response.
+      meridian.write(Config.service("greeter", Config.toCluster("greeter-v1"))
+          .add(Config.cluster("greeter-v1", "MAGLEV")).add(Config.endpoints("greeter-v1", v1.port()))
+          .cluster("greeter-v2", v2.port()));
+      GenericXdsConfig nacked = Await.value(WAIT, "greeter-v1 NACKED",
+          () -> csds.withStatus(client, Csds.CDS, "greeter-v1", ClientResourceStatus.NACKED));
+      // CSDS (gRFC A40): a NACKED resource keeps the last accepted version; error_state holds the
+      // rejected version and the client's reason.
+      assertThat(nacked.getVersionInfo()).isEqualTo(acked.getVersionInfo());
+      assertThat(nacked.getErrorState().getVersionInfo()).isNotEqualTo(acked.getVersionInfo());
+      assertThat(nacked.getErrorState().getDetails()).contains("greeter-v1");
+      Measurements.note("grpc-java NACK for lb_policy MAGLEV: " + nacked.getErrorState().getDetails());
+
+      // Meridian records the NACK with the client's own message.
+      List<String> nacks = Await.value(WAIT, "Meridian to record the NACK",
+          () -> meridian.nacks().isEmpty() ? null : meridian.nacks());
+      assertThat(nacks).hasSize(1);
+      assertThat(nacks.get(0)).startsWith("e2e-node CDS").contains("greeter-v1");
+
+      // Spec "ACK and NACK semantics summary": the client keeps using its last good config, and the
+      // server must not resend the rejected version (it would be NACKed again, in a loop). This is
+      // a negative assertion, so it needs an observation window: 2 s of RPCs, well over the
+      // sub-second config round trips measured above, in which no second NACK may appear.
+      long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+      while (System.nanoTime() < until) {
+        assertThat(client.hello()).isEqualTo("v1");
+      }
+      assertThat(meridian.nacks()).hasSize(1);
+      assertThat(csds.resource(client, Csds.CDS, "greeter-v1").getClientStatus())
+          .isEqualTo(ClientResourceStatus.NACKED);
+
+      meridian.write(good);
+      GenericXdsConfig fixed = Await.value(WAIT, "greeter-v1 ACKED after the fix",
+          () -> csds.withStatus(client, Csds.CDS, "greeter-v1", ClientResourceStatus.ACKED));
+      assertThat(fixed.hasErrorState()).isFalse();
+      assertThat(client.hello()).isEqualTo("v1");
+      assertThat(meridian.nacks()).hasSize(1);
+    }
+  }
+
+  @Test
+  void deletingTheClusterGivesDoesNotExistAndRestoringItRecovers() throws Exception {
+    Config good = greeterTo(Config.toCluster("greeter-v1"));
+    try (Meridian meridian = Meridian.start(dir, good);
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      assertThat(client.helloWhenReady()).isEqualTo("v1");
+
+      meridian.write(Config.service("greeter", Config.toCluster("greeter-v1"))
+          .cluster("greeter-v2", v2.port()));
+      // Spec "Deleting Resources": in SotW a Cluster missing from a CDS response is deleted; no
+      // does-not-exist timer is involved, so this is immediate.
+      Await.value(WAIT, "greeter-v1 DOES_NOT_EXIST", () -> csds.withStatus(client, Csds.CDS,
+          "greeter-v1", ClientResourceStatus.DOES_NOT_EXIST));
+      Await.until(WAIT, "RPCs to fail UNAVAILABLE",
+          () -> client.helloOrError().equals("error:UNAVAILABLE"));
+
+      meridian.write(good);
+      Await.value(WAIT, "greeter-v1 ACKED again",
+          () -> csds.withStatus(client, Csds.CDS, "greeter-v1", ClientResourceStatus.ACKED));
+      Await.until(WAIT, "RPCs to recover", () -> client.helloOrError().equals("v1"));
+      assertThat(meridian.nacks()).isEmpty();
+    }
+  }
+
+  @Test
+  void deletingTheListenerGivesDoesNotExistAndRestoringItRecovers() throws Exception {
+    Config good = greeterTo(Config.toCluster("greeter-v1"));
+    try (Meridian meridian = Meridian.start(dir, good);
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      assertThat(client.helloWhenReady()).isEqualTo("v1");
+
+      meridian.write(new Config().add(Config.routes("greeter-routes", Config.toCluster("greeter-v1")))
+          .cluster("greeter-v1", v1.port()));
+      // Spec "Deleting Resources": a Listener missing from an LDS response is deleted; gRFC A27:
+      // the channel then fails RPCs with UNAVAILABLE.
+      Await.value(WAIT, "greeter DOES_NOT_EXIST", () -> csds.withStatus(client, Csds.LDS,
+          "greeter", ClientResourceStatus.DOES_NOT_EXIST));
+      Await.until(WAIT, "RPCs to fail UNAVAILABLE",
+          () -> client.helloOrError().equals("error:UNAVAILABLE"));
+
+      meridian.write(good);
+      Await.value(WAIT, "greeter ACKED again",
+          () -> csds.withStatus(client, Csds.LDS, "greeter", ClientResourceStatus.ACKED));
+      Await.until(WAIT, "RPCs to recover", () -> client.helloOrError().equals("v1"));
+    }
+  }
+
+  @Test
+  void restartedMeridianIsRejoinedWithTheSameVersionsAndNoFailedRpc() throws Exception {
+    try (Meridian meridian = Meridian.start(dir, greeterTo(Config.toCluster("greeter-v1")));
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      assertThat(client.helloWhenReady()).isEqualTo("v1");
+      Await.until(WAIT, "all four resources ACKED", () -> csds.resources(client).size() == 4
+          && csds.resources(client).stream()
+              .allMatch(r -> r.getClientStatus() == ClientResourceStatus.ACKED));
+      List<GenericXdsConfig> before = csds.resources(client);
+
+      long restarted = System.nanoTime();
+      meridian.restart();
+      // The client reconnects on its own backoff; meanwhile it keeps serving from its cache.
+      Await.until(Duration.ofSeconds(30), "the client to reconnect", () -> {
+        assertThat(client.hello()).isEqualTo("v1");
+        return meridian.server().hub().streamCount() > 0;
+      });
+      Measurements.record("Meridian restart -> client's ADS stream back", System.nanoTime() - restarted);
+      // Spec "Versioning and Node Identifier" (README: versions from content): the client presents
+      // the versions it holds, the new process computes the same ones and sends nothing, so the
+      // client sees no update at all: same versions, same last_updated, still ACKED, no NACK.
+      for (int i = 0; i < 20; i++) {
+        assertThat(client.hello()).isEqualTo("v1");
+      }
+      assertThat(csds.resources(client)).containsExactlyInAnyOrderElementsOf(before);
+      assertThat(meridian.nacks()).isEmpty();
+    }
+  }
+
+  @Test
+  void clientsWithNodeIdsInDifferentGroupsAreRoutedDifferently() throws Exception {
+    Config canary = Config.service("greeter", Config.toCluster("greeter-v2"))
+        .cluster("greeter-v2", v2.port());
+    Config config = greeterTo(Config.toCluster("greeter-v1")).group("canary", "canary-*", canary);
+    try (Meridian meridian = Meridian.start(dir, config);
+        XdsTestClient stable = new XdsTestClient(meridian.xdsPort(), "stable-1", "greeter");
+        XdsTestClient canaryClient = new XdsTestClient(meridian.xdsPort(), "canary-1", "greeter")) {
+      // Same target, same listener name: the node id alone selects the view (docs/config.md groups).
+      for (int i = 0; i < 10; i++) {
+        assertThat(stable.helloWhenReady()).isEqualTo("v1");
+        assertThat(canaryClient.helloWhenReady()).isEqualTo("v2");
+      }
+      assertThat(csds.resource(canaryClient, Csds.CDS, "greeter-v1")).isNull();
     }
   }
 }
