@@ -106,9 +106,9 @@ final class Config {
    * comes from the bootstrap's server_listener_resource_name_template; every route must carry
    * non_forwarding_action.
    */
-  static String serverListener(String name, int port) {
+  static String serverListener(String name, String ip, int port) {
     return "{\"@type\": \"" + LISTENER + "\", \"name\": \"" + name + "\", \"address\": "
-        + "{\"socket_address\": {\"address\": \"127.0.0.1\", \"port_value\": " + port + "}}, "
+        + "{\"socket_address\": {\"address\": \"" + ip + "\", \"port_value\": " + port + "}}, "
         + "\"filter_chains\": [{\"filters\": [{\"name\": \"hcm\", \"typed_config\": {\"@type\": \""
         + HCM + "\", \"stat_prefix\": \"inbound\", \"route_config\": {\"name\": \"inbound\", "
         + "\"virtual_hosts\": [{\"name\": \"inbound\", \"domains\": [\"*\"], \"routes\": [{\"match\": "

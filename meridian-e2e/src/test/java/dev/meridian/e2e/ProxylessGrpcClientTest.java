@@ -11,6 +11,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code serve} code path with a config file on disk. grpc-java is the oracle: what it accepts,
  * routes, ACKs and NACKs is what a user would see.
  */
+@Timeout(90) // every wait inside is bounded; this only guards against a hung client library
 class ProxylessGrpcClientTest {
   static final Duration WAIT = Duration.ofSeconds(20);
 
