@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code meridian} command. */
 @Command(name = "meridian", mixinStandardHelpOptions = true, version = "meridian 0.1.0",
     description = "xDS control plane and toolkit.",
-    subcommands = {ServeCommand.class})
+    subcommands = {ServeCommand.class, ValidateCommand.class})
 public final class Main {
   public static void main(String[] args) {
     System.exit(run(args));
