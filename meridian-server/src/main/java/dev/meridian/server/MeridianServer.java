@@ -3,6 +3,8 @@ package dev.meridian.server;
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ConfigWatcher;
+import dev.meridian.config.GrpcProfile;
+import dev.meridian.protocol.ServedConfig;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -51,6 +53,7 @@ public final class MeridianServer implements AutoCloseable {
   public MeridianServer start() throws ConfigException, IOException {
     watcher = new ConfigWatcher(options.config(), new ConfigLoader(), loaded -> {
       int changed = hub.update(loaded.config());
+      warnGrpcProfile(loaded.config());
       LOG.log(System.Logger.Level.INFO,
           "config reloaded: {0} resources in {1} group(s) from {2} file(s); {3} changed",
           loaded.resources(), loaded.groups() + 1, loaded.files().size(), changed);
@@ -65,6 +68,7 @@ public final class MeridianServer implements AutoCloseable {
       throw e;
     }
     hub.update(first.config());
+    warnGrpcProfile(first.config());
     LOG.log(System.Logger.Level.INFO, "config loaded: {0} resources in {1} group(s) from {2}",
         first.resources(), first.groups() + 1, options.config());
     NettyServerBuilder b = NettyServerBuilder
@@ -85,6 +89,18 @@ public final class MeridianServer implements AutoCloseable {
     }
     serving = true;
     return this;
+  }
+
+  /**
+   * Issue 5: a config meant for proxyless gRPC (it has API listeners) is checked with the grpc
+   * profile of {@code meridian validate}; what grpc-java would NACK or ignore is logged, not refused.
+   */
+  private static void warnGrpcProfile(ServedConfig config) {
+    if (GrpcProfile.servesGrpcClients(config)) {
+      for (GrpcProfile.Finding f : GrpcProfile.check(config)) {
+        LOG.log(System.Logger.Level.WARNING, "grpc profile: {0}", f);
+      }
+    }
   }
 
   public int xdsPort() {
