@@ -2,8 +2,11 @@ package dev.meridian.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.meridian.config.ConfigLoader;
+import dev.meridian.config.GrpcProfile;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.admin.v3.ClientResourceStatus;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.status.v3.ClientConfig.GenericXdsConfig;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -132,9 +135,17 @@ class ProxylessGrpcClientTest {
           () -> csds.withStatus(client, Csds.CDS, "greeter-v1", ClientResourceStatus.ACKED));
 
       // MAGLEV is a valid Envoy lb_policy that grpc-java cannot run: it NACKs the CDS response.
-      meridian.write(Config.service("greeter", Config.toCluster("greeter-v1"))
+      Config bad = Config.service("greeter", Config.toCluster("greeter-v1"))
           .add(Config.cluster("greeter-v1", "MAGLEV")).add(Config.endpoints("greeter-v1", v1.port()))
-          .cluster("greeter-v2", v2.port()));
+          .cluster("greeter-v2", v2.port());
+      // `meridian validate --profile grpc` predicts exactly this NACK.
+      Path badFile = dir.resolve("bad.json");
+      Files.writeString(badFile, bad.render());
+      assertThat(GrpcProfile.check(new ConfigLoader().load(badFile).config()))
+          .extracting(Object::toString)
+          .containsExactly("ERROR Cluster greeter-v1: lb_policy: grpc-java NACKs lb_policy MAGLEV"
+              + " (supported: ROUND_ROBIN, RING_HASH, LEAST_REQUEST, or load_balancing_policy)");
+      meridian.write(bad);
       GenericXdsConfig nacked = Await.value(WAIT, "greeter-v1 NACKED",
           () -> csds.withStatus(client, Csds.CDS, "greeter-v1", ClientResourceStatus.NACKED));
       // CSDS (gRFC A40): a NACKED resource keeps the last accepted version; error_state holds the
