@@ -129,11 +129,12 @@ public final class MeridianServer implements AutoCloseable {
       http.close();
     }
     if (grpc != null) {
-      grpc.shutdown();
+      // xDS streams never end by themselves, so a graceful shutdown() could only wait out its
+      // timeout (5 s per restart with any client connected). Cancel them now: clients reconnect
+      // to the next server with the versions they hold (issue 5, restart scenario).
+      grpc.shutdownNow();
       try {
-        if (!grpc.awaitTermination(5, TimeUnit.SECONDS)) {
-          grpc.shutdownNow();
-        }
+        grpc.awaitTermination(5, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         grpc.shutdownNow();
         Thread.currentThread().interrupt();
