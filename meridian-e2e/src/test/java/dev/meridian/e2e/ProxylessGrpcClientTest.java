@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.GrpcProfile;
+import dev.meridian.server.MeridianServer;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.admin.v3.ClientResourceStatus;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.status.v3.ClientConfig.GenericXdsConfig;
 import java.nio.file.Files;
@@ -272,6 +273,31 @@ class ProxylessGrpcClientTest {
         assertThat(canaryClient.helloWhenReady()).isEqualTo("v2");
       }
       assertThat(csds.resource(canaryClient, Csds.CDS, "greeter-v1")).isNull();
+    }
+  }
+
+  @Test
+  void theProxylessExampleConfigRoutesAGrpcJavaClientAsItsReadmeSays() throws Exception {
+    // examples/proxyless-grpc/meridian.yaml as shipped, with its fixed backend ports (50051/50052)
+    // swapped for this test's ephemeral ones.
+    String example = Files.readString(Path.of("..", "examples", "proxyless-grpc", "meridian.yaml"))
+        .replace("port_value: 50051", "port_value: " + v1.port())
+        .replace("port_value: 50052", "port_value: " + v2.port());
+    Path file = dir.resolve("meridian.yaml");
+    Files.writeString(file, example);
+    try (MeridianServer meridian = new MeridianServer(
+            new MeridianServer.Options(file, "127.0.0.1", 0, 0, 1000)).start();
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "greeter-client-1", "greeter")) {
+      assertThat(client.helloWhenReady()).isIn("v1", "v2");
+      int toV2 = 0;
+      for (int i = 0; i < 200; i++) {
+        if (client.hello().equals("v2")) {
+          toV2++;
+        }
+      }
+      // 90/10 as shipped: Binomial(200, 0.1) has mean 20, sd 4.2; mean +/- 5 sd is 1..41
+      // (P(0) = 0.9^200 < 1e-9).
+      assertThat(toV2).isBetween(1, 41);
     }
   }
 }
