@@ -3,6 +3,7 @@ package dev.meridian.server;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -28,7 +29,14 @@ final class SerialExecutor implements Executor {
 
   private void schedule() {
     if (running.compareAndSet(false, true)) {
-      pool.execute(this::drain);
+      try {
+        pool.execute(this::drain);
+      } catch (RejectedExecutionException e) {
+        // The pool only refuses work once the server is closing; late stream callbacks (a cancel
+        // after close) have nothing left to do.
+        tasks.clear();
+        running.set(false);
+      }
     }
   }
 
