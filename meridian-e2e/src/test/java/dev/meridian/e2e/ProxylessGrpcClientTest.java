@@ -300,4 +300,27 @@ class ProxylessGrpcClientTest {
       assertThat(toV2).isBetween(1, 41);
     }
   }
+
+  @Test
+  void aLocalityWithoutWeightIsAckedButIgnoredAsTheGrpcProfileWarns() throws Exception {
+    String unweighted = Config.endpoints("greeter-v1", v1.port())
+        .replace("\"load_balancing_weight\": 1, ", "");
+    Config config = Config.service("greeter", Config.toCluster("greeter-v1"))
+        .add(Config.cluster("greeter-v1", "ROUND_ROBIN")).add(unweighted);
+    Path file = dir.resolve("unweighted.json");
+    Files.writeString(file, config.render());
+    assertThat(GrpcProfile.check(new ConfigLoader().load(file).config()))
+        .extracting(GrpcProfile.Finding::field).containsExactly("endpoints[0].load_balancing_weight");
+    try (Meridian meridian = Meridian.start(dir, config);
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      // gRFC A27 / grpc-java: a locality without load_balancing_weight is dropped, silently: the
+      // ClusterLoadAssignment is ACKED, yet the cluster has no endpoints and RPCs fail.
+      // (The first RPC also makes the idle channel start resolving.)
+      Await.until(WAIT, "RPCs to fail UNAVAILABLE",
+          () -> client.helloOrError().equals("error:UNAVAILABLE"));
+      Await.value(WAIT, "greeter-v1 EDS ACKED",
+          () -> csds.withStatus(client, Csds.EDS, "greeter-v1", ClientResourceStatus.ACKED));
+      assertThat(meridian.nacks()).isEmpty();
+    }
+  }
 }
