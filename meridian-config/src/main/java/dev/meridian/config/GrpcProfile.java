@@ -319,9 +319,10 @@ public final class GrpcProfile {
         LbEndpoint e = l.getLbEndpoints(j);
         String address = e.getEndpoint().getAddress().getSocketAddress().getAddress();
         if (!address.isEmpty() && !isIpLiteral(address)) {
-          warn(path + ".lb_endpoints[" + j + "].endpoint.address.socket_address.address",
-              "'" + address + "' is a host name; grpc-java expects an IP literal in EDS endpoints "
-              + "and does not resolve it");
+          // Observed with grpc-java 1.85.1 (meridian-e2e): "Address is not an IP", NACK.
+          error(path + ".lb_endpoints[" + j + "].endpoint.address.socket_address.address",
+              "'" + address + "' is a host name; grpc-java NACKs EDS endpoints that are not IP "
+              + "literals");
         }
       }
     }

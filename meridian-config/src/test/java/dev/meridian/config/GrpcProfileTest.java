@@ -75,12 +75,14 @@ class GrpcProfileTest {
   }
 
   @Test
-  void localityWithoutWeightAndHostnameEndpointAreWarnings() throws Exception {
+  void localityWithoutWeightIsAWarningAndHostnameEndpointAnError() throws Exception {
     List<GrpcProfile.Finding> f = check(endpoints(locality("", "backend.internal")));
-    assertThat(f).extracting(GrpcProfile.Finding::field).containsExactly(
-        "endpoints[0].load_balancing_weight",
-        "endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address");
-    assertThat(f).allMatch(x -> x.severity() == GrpcProfile.Severity.WARNING);
+    assertThat(f).extracting(GrpcProfile.Finding::field, GrpcProfile.Finding::severity).containsExactly(
+        org.assertj.core.groups.Tuple.tuple("endpoints[0].load_balancing_weight",
+            GrpcProfile.Severity.WARNING),
+        org.assertj.core.groups.Tuple.tuple(
+            "endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address",
+            GrpcProfile.Severity.ERROR));
   }
 
   @Test
