@@ -348,4 +348,32 @@ class ProxylessGrpcClientTest {
       assertThat(meridian.nacks().get(0)).startsWith("e2e-node EDS").contains("not an IP");
     }
   }
+
+  /** The one scenario that waits out grpc-java's fixed 15 s does-not-exist timer. */
+  @Test
+  void aRouteConfigurationThatNeverExistedIsDoesNotExistAfterTheClientsTimerAndAddingItRecovers()
+      throws Exception {
+    Config withoutRoutes = new Config().add(Config.clientListener("greeter", "greeter-routes"))
+        .cluster("greeter-v1", v1.port());
+    try (Meridian meridian = Meridian.start(dir, withoutRoutes);
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      client.helloOrError(); // leaves idle: resolution starts
+      // Spec "Knowing When a Requested Resource Does Not Exist": RDS is not full-state in SotW, so
+      // Meridian has nothing to say about a missing RouteConfiguration; the client decides it does
+      // not exist when its timer (15 s in grpc-java, gRFC A27) expires, and fails RPCs.
+      Await.until(Duration.ofSeconds(45), "RPCs to fail UNAVAILABLE", () -> {
+        GenericXdsConfig r = csds.resource(client, Csds.RDS, "greeter-routes");
+        assertThat(r == null || r.getClientStatus() == ClientResourceStatus.REQUESTED
+            || r.getClientStatus() == ClientResourceStatus.DOES_NOT_EXIST).isTrue();
+        return client.helloOrError().equals("error:UNAVAILABLE");
+      });
+      Await.value(WAIT, "greeter-routes DOES_NOT_EXIST", () -> csds.withStatus(client, Csds.RDS,
+          "greeter-routes", ClientResourceStatus.DOES_NOT_EXIST));
+
+      meridian.write(greeterTo(Config.toCluster("greeter-v1")));
+      Await.until(WAIT, "RPCs to recover", () -> client.helloOrError().equals("v1"));
+      assertThat(csds.resource(client, Csds.RDS, "greeter-routes").getClientStatus())
+          .isEqualTo(ClientResourceStatus.ACKED);
+    }
+  }
 }
