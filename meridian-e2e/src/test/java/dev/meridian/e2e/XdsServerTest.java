@@ -10,6 +10,9 @@ import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.stub.ClientCalls;
 import io.grpc.xds.XdsServerBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -27,8 +30,10 @@ class XdsServerTest {
   @Test
   void xdsServerBuilderServesWithTheInboundListenerFromMeridian() throws Exception {
     int port;
-    try (ServerSocket probe = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      port = probe.getLocalPort(); // the listener's name and address must name the port up front
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      // The listener's name and address must name the port before the server exists; the tiny
+      // window in which another process could take the probed port is accepted in this test.
+      port = probe.getLocalPort();
     }
     // gRFC A36: the server subscribes to the listener named by the bootstrap's
     // server_listener_resource_name_template with %s = its listening address, which grpc-java
@@ -58,16 +63,18 @@ class XdsServerTest {
           })
           .addService(Greeter.service("xds-server"))
           .build();
-      CompletableFuture.runAsync(() -> {
-        try {
-          server.start();
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException(e);
-        }
-      }).get(20, TimeUnit.SECONDS);
       ManagedChannel plain = Grpc.newChannelBuilderForAddress("127.0.0.1", port,
           InsecureChannelCredentials.create()).build();
       try (XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+        // start() blocks until grpc-java has its listener; bounded, so that a listener Meridian
+        // never serves fails the test instead of hanging it.
+        CompletableFuture.runAsync(() -> {
+          try {
+            server.start();
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        }).get(20, TimeUnit.SECONDS);
         serving.get(20, TimeUnit.SECONDS);
         // The route's non_forwarding_action lets the server's own service answer.
         assertThat(ClientCalls.blockingUnaryCall(plain, Greeter.HELLO,
