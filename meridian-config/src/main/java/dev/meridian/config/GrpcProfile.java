@@ -62,8 +62,36 @@ public final class GrpcProfile {
   private String group;
   private String type;
   private String resource;
+  /** RouteConfigurations that server listeners (gRFC A36) fetch over RDS, in the current group. */
+  private Set<String> serverRoutes = Set.of();
 
   private GrpcProfile() {}
+
+  /** Names of RouteConfigurations referenced over RDS by listeners with an address (xDS servers). */
+  private static Set<String> serverRouteConfigNames(Snapshot s) {
+    Set<String> names = new HashSet<>();
+    for (XdsResource r : s.get(ResourceType.LISTENER).resources().values()) {
+      Listener l = (Listener) r.message();
+      if (l.hasApiListener()) {
+        continue;
+      }
+      List<FilterChain> chains = new ArrayList<>(l.getFilterChainsList());
+      if (l.hasDefaultFilterChain()) {
+        chains.add(l.getDefaultFilterChain());
+      }
+      for (FilterChain c : chains) {
+        for (Filter f : c.getFiltersList()) {
+          if (f.getTypedConfig().getTypeUrl().equals(HCM_TYPE)) {
+            HttpConnectionManager hcm = unpack(f.getTypedConfig(), HttpConnectionManager.class);
+            if (hcm != null && hcm.hasRds()) {
+              names.add(hcm.getRds().getRouteConfigName());
+            }
+          }
+        }
+      }
+    }
+    return names;
+  }
 
   /** Checks every group's resources; a resource shared unchanged by several groups is reported once. */
   public static List<Finding> check(ServedConfig config) {
@@ -72,10 +100,11 @@ public final class GrpcProfile {
     for (String g : config.groupNames()) {
       Snapshot s = config.snapshot(g);
       p.group = g;
+      p.serverRoutes = serverRouteConfigNames(s);
       for (ResourceType t : List.of(ResourceType.LISTENER, ResourceType.ROUTE, ResourceType.CLUSTER,
           ResourceType.ENDPOINT)) {
         for (XdsResource r : s.get(t).resources().values()) {
-          if (seen.add(t + "/" + r.name() + "/" + r.version())) {
+          if (seen.add(t + "/" + r.name() + "/" + r.version() + "/" + p.serverRoutes.contains(r.name()))) {
             p.type = r.message().getDescriptorForType().getName();
             p.resource = r.name();
             p.checkResource(r);
@@ -101,7 +130,7 @@ public final class GrpcProfile {
   private void checkResource(XdsResource r) {
     switch (r.type()) {
       case LISTENER -> listener((Listener) r.message());
-      case ROUTE -> routeConfig("", (RouteConfiguration) r.message(), false);
+      case ROUTE -> routeConfig("", (RouteConfiguration) r.message(), serverRoutes.contains(r.name()));
       case CLUSTER -> cluster((Cluster) r.message());
       case ENDPOINT -> endpoints((ClusterLoadAssignment) r.message());
       default -> { }

@@ -136,4 +136,21 @@ class GrpcProfileTest {
       assertThat(f.message()).contains("non_forwarding_action");
     });
   }
+
+  @Test
+  void routesFetchedOverRdsByAServerListenerAreCheckedAsServerRoutes() throws Exception {
+    String l = "- {'@type': type.googleapis.com/envoy.config.listener.v3.Listener, name: s,"
+        + " address: {socket_address: {address: 0.0.0.0, port_value: 8080}}, filter_chains: [{filters:"
+        + " [{name: hcm, typed_config: {'@type': " + HCM + ", rds: {route_config_name: r,"
+        + " config_source: " + ADS + "}, http_filters: " + ROUTER_ONLY + "}}]}]}\n";
+    assertThat(check(l, routes("{match: {prefix: ''}, non_forwarding_action: {}}"))).isEmpty();
+    assertThat(check(l, routes("{match: {prefix: ''}, route: {cluster: c}}")))
+        .extracting(GrpcProfile.Finding::type, GrpcProfile.Finding::field)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple("RouteConfiguration",
+            "virtual_hosts[0].routes[0]"));
+    // The same route config used by a client is a client route: non_forwarding_action is wrong there.
+    assertThat(check(routes("{match: {prefix: ''}, non_forwarding_action: {}}")))
+        .extracting(GrpcProfile.Finding::field)
+        .containsExactly("virtual_hosts[0].routes[0].non_forwarding_action");
+  }
 }
