@@ -3,6 +3,8 @@ package dev.meridian.server;
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ConfigWatcher;
+import dev.meridian.config.GrpcProfile;
+import dev.meridian.protocol.ServedConfig;
 import dev.meridian.config.ReferenceCheck;
 import java.util.List;
 import io.grpc.Server;
@@ -175,6 +177,7 @@ public final class MeridianServer implements AutoCloseable {
         return;
       }
       int changed = hub.update(loaded.config());
+      warnGrpcProfile(loaded.config());
       hub.metrics().reload(true);
       LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
@@ -201,6 +204,7 @@ public final class MeridianServer implements AutoCloseable {
       publisher.publish(first.config());
     }
     hub.update(first.config());
+    warnGrpcProfile(first.config());
     hub.metrics().reload(true);
     LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
@@ -238,6 +242,18 @@ public final class MeridianServer implements AutoCloseable {
     // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
     ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     return this;
+  }
+
+  /**
+   * Issue 5: a config meant for proxyless gRPC (it has API listeners) is checked with the grpc
+   * profile of {@code meridian validate}; what grpc-java would NACK or ignore is logged, not refused.
+   */
+  private static void warnGrpcProfile(ServedConfig config) {
+    if (GrpcProfile.servesGrpcClients(config)) {
+      for (GrpcProfile.Finding f : GrpcProfile.check(config)) {
+        LOG.log(System.Logger.Level.WARNING, "grpc profile: {0}", f);
+      }
+    }
   }
 
   /** Runs the consistency check; false only if it must reject the config. */

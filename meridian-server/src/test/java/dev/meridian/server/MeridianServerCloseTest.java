@@ -1,0 +1,70 @@
+package dev.meridian.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MeridianServerCloseTest {
+  @TempDir Path dir;
+
+  @Test
+  void closeEndsOpenXdsStreamsPromptlyInsteadOfWaitingOutAGracePeriod() throws Exception {
+    Path config = dir.resolve("c.yaml");
+    Files.writeString(config, "resources:\n- {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster,"
+        + " name: c, type: EDS, eds_cluster_config: {eds_config: {ads: {}}}}\n");
+    MeridianServer server = new MeridianServer(
+        new MeridianServer.Options(config, "127.0.0.1", 0, 0, 1000)).start();
+    ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort())
+        .usePlaintext().build();
+    try {
+      CompletableFuture<DiscoveryResponse> first = new CompletableFuture<>();
+      CompletableFuture<Status> ended = new CompletableFuture<>();
+      StreamObserver<DiscoveryRequest> requests = AggregatedDiscoveryServiceGrpc.newStub(channel)
+          .streamAggregatedResources(new StreamObserver<>() {
+            @Override
+            public void onNext(DiscoveryResponse r) {
+              first.complete(r);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              ended.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+              ended.complete(Status.OK);
+            }
+          });
+      requests.onNext(DiscoveryRequest.newBuilder()
+          .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("n"))
+          .setTypeUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster").build());
+      first.get(10, TimeUnit.SECONDS);
+
+      // An xDS stream never ends by itself, so a graceful shutdown could only time out: close()
+      // ends it at once (clients reconnect, to this server's successor, with their versions).
+      long start = System.nanoTime();
+      server.close();
+      long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertThat(millis).isLessThan(2000);
+      // The transport is torn down under the call: the client sees it reset (CANCELLED) or gone.
+      assertThat(ended.get(5, TimeUnit.SECONDS).getCode())
+          .isIn(Status.Code.CANCELLED, Status.Code.UNAVAILABLE);
+    } finally {
+      channel.shutdownNow();
+      server.close();
+    }
+  }
+}
