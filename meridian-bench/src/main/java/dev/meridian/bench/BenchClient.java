@@ -60,6 +60,8 @@ final class BenchClient {
   private StreamObserver<DiscoveryRequest> sotw;
   private StreamObserver<DeltaDiscoveryRequest> deltaOut;
   private boolean edsSubscribed;
+  private String edsVersion = "";
+  private String edsNonce = "";
   private volatile Throwable error;
 
   // --- per event, guarded by this ---
@@ -148,11 +150,18 @@ final class BenchClient {
       if (!edsSubscribed) {
         edsSubscribed = true;
         sotw.onNext(shared.sotwEds);
+      } else if (r.getResourcesCount() > 0) {
+        // Like Envoy: updated clusters warm and (re)subscribe their endpoints, which repeats the
+        // EDS request with the last accepted version and nonce.
+        sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(edsVersion)
+            .setResponseNonce(edsNonce).build());
       }
     } else {
       // A SotW ACK repeats the whole subscription.
-      sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(r.getVersionInfo())
-          .setResponseNonce(r.getNonce()).build());
+      edsVersion = r.getVersionInfo();
+      edsNonce = r.getNonce();
+      sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(edsVersion)
+          .setResponseNonce(edsNonce).build());
     }
     check();
   }
