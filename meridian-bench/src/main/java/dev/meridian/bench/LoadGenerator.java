@@ -45,22 +45,22 @@ public final class LoadGenerator {
   public record Result(String server, String variant, int clusters, int clients, String event,
       int reached, Stats latencyMs, double bytesPerClient, double responsesPerClient,
       double cpuSeconds, long peakRssBytes, long maxRssBytes, GcLog.Pauses gc,
-      long serializations, int mismatches) {
+      long serializations, int mismatches, double generatorCpuSeconds) {
     String row() {
       return String.format(Locale.ROOT,
-          "| %s | %,d | %,d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s | %s | %s |",
+          "| %s | %,d | %,d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s |",
           server, clusters, clients, variant, event, reached, clients,
           ms(latencyMs.min()), ms(latencyMs.percentile(50)), ms(latencyMs.percentile(90)),
           ms(latencyMs.percentile(99)), ms(latencyMs.max()), size(bytesPerClient),
-          responsesPerClient, cpuSeconds, size(maxRssBytes), size(peakRssBytes), gc,
+          responsesPerClient, cpuSeconds, generatorCpuSeconds, size(maxRssBytes), size(peakRssBytes), gc,
           serializations < 0 ? "n/a" : Long.toString(serializations));
     }
   }
 
   static final String HEADER = "| server | clusters | clients | variant | event | reached | min | p50 | p90 "
-      + "| p99 | max | bytes/client | responses/client | server CPU s | max RSS in event | peak RSS (VmHWM) "
+      + "| p99 | max | bytes/client | responses/client | server CPU s | loadgen CPU s | max RSS in event | peak RSS (VmHWM) "
       + "| GC in event | serializations |\n"
-      + "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|";
+      + "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|";
 
   static String ms(double v) {
     return Double.isNaN(v) ? "-" : v >= 1000 ? String.format(Locale.ROOT, "%.2f s", v / 1000)
@@ -344,6 +344,8 @@ public final class LoadGenerator {
     long serialBefore = meridian ? serializations(proc) : -1;
     int gcBefore = GcLog.lines(proc.gcLog).size();
     double cpuBefore = ProcStats.cpuSeconds(pid);
+    long self = ProcessHandle.current().pid();
+    double selfBefore = ProcStats.cpuSeconds(self);
     long maxRss = ProcStats.rss(pid);
     log("event %s: %d clients, %d clusters", event, clientCount, clusters);
     t0 = System.nanoTime();
@@ -389,6 +391,7 @@ public final class LoadGenerator {
       Thread.sleep(50);
     }
     double cpu = ProcStats.cpuSeconds(pid) - cpuBefore;
+    double selfCpu = ProcStats.cpuSeconds(self) - selfBefore;
     List<String> gcLines = GcLog.lines(proc.gcLog);
     GcLog.Pauses gc = GcLog.summarize(gcLines.subList(Math.min(gcBefore, gcLines.size()),
         gcLines.size()));
@@ -409,7 +412,7 @@ public final class LoadGenerator {
     return new Result(server, variant, clusters, clientCount, event, lat.length, new Stats(lat),
         bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc,
         meridian && serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
-        mismatches);
+        mismatches, selfCpu);
   }
 
   private static long serializations(ServerProcess proc) throws InterruptedException {
