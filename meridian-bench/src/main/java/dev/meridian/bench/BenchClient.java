@@ -178,6 +178,9 @@ final class BenchClient {
     if (isCds && !edsSubscribed) {
       edsSubscribed = true;
       deltaOut.onNext(shared.deltaEds);
+    } else if (isCds && r.getResourcesCount() > 0) {
+      // As in SotW: the updated (warming) clusters ask for their endpoints again.
+      deltaOut.onNext(shared.deltaEds);
     }
     check();
   }
