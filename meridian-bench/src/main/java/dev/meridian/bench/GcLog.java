@@ -37,6 +37,20 @@ public final class GcLog {
     return new Pauses(n, total, max);
   }
 
+  private static final Pattern FULL = Pattern.compile("Pause Full.*?->([0-9]+)M\\(");
+
+  /** Heap after the last full GC in {@code lines}, in MiB; -1 if none. */
+  public static long heapAfterLastFullGcMiB(List<String> lines) {
+    long v = -1;
+    for (String line : lines) {
+      Matcher m = FULL.matcher(line);
+      if (m.find()) {
+        v = Long.parseLong(m.group(1));
+      }
+    }
+    return v;
+  }
+
   /** The log's lines (empty if it does not exist yet). */
   public static List<String> lines(Path file) {
     try {

@@ -342,6 +342,7 @@ public final class LoadGenerator {
       ServerProcess proc, boolean meridian, long timeoutMs) throws Exception {
     long pid = proc.pid();
     long serialBefore = meridian ? serializations(proc) : -1;
+    long heapBefore = goal == BenchClient.Goal.CONNECT ? liveHeapMiB(proc) : -1;
     int gcBefore = GcLog.lines(proc.gcLog).size();
     double cpuBefore = ProcStats.cpuSeconds(pid);
     long self = ProcessHandle.current().pid();
@@ -409,10 +410,28 @@ public final class LoadGenerator {
       log("  %d resources with unexpected content (stale or unknown)", mismatches);
     }
     long serialAfter = meridian ? serializations(proc) : -1;
+    if (heapBefore >= 0) {
+      long heapAfter = liveHeapMiB(proc);
+      log("  live heap after a full GC: %d MiB before connect, %d MiB with %d idle clients: %.1f KiB per client",
+          heapBefore, heapAfter, clientCount, (heapAfter - heapBefore) * 1024.0 / clientCount);
+    }
     return new Result(server, variant, clusters, clientCount, event, lat.length, new Stats(lat),
         bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc,
         meridian && serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
         mismatches, selfCpu);
+  }
+
+  /** Forces a full GC in the server (jcmd GC.run) and reads the heap after it from the GC log. */
+  private static long liveHeapMiB(ServerProcess proc) throws Exception {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    Process p = new ProcessBuilder(jcmd.toString(), Long.toString(proc.pid()), "GC.run")
+        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      return -1;
+    }
+    Thread.sleep(200);
+    return GcLog.heapAfterLastFullGcMiB(GcLog.lines(proc.gcLog));
   }
 
   private static long serializations(ServerProcess proc) throws InterruptedException {

@@ -69,6 +69,7 @@ class MeasurementTest {
     assertThat(p.count()).isEqualTo(4);
     assertThat(p.totalMs()).isCloseTo(267.0, within(1e-9));
     assertThat(p.maxMs()).isCloseTo(250.0, within(1e-9));
+    assertThat(GcLog.heapAfterLastFullGcMiB(log)).isEqualTo(300);
   }
 
   @Test
