@@ -414,6 +414,15 @@ public final class LoadGenerator {
       long heapAfter = liveHeapMiB(proc);
       log("  live heap after a full GC: %d MiB before connect, %d MiB with %d idle clients: %.1f KiB per client",
           heapBefore, heapAfter, clientCount, (heapAfter - heapBefore) * 1024.0 / clientCount);
+      Path histo = proc.gcLog.resolveSibling(proc.gcLog.getFileName().toString()
+          .replace("gc-", "histo-").replace(".log", ".txt"));
+      Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd")
+          .toString(), Long.toString(pid), "GC.class_histogram").redirectErrorStream(true)
+          .redirectOutput(histo.toFile()).start();
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+      log("  class histogram of the server with idle clients: %s", histo);
     }
     return new Result(server, variant, clusters, clientCount, event, lat.length, new Stats(lat),
         bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc,
