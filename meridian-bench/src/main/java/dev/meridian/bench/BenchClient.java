@@ -1,0 +1,297 @@
+package dev.meridian.bench;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * One simulated Envoy: one ADS stream (SotW or Delta) on its own HTTP/2 connection, wildcard CDS,
+ * then EDS for every cluster, ACKing every response. It records, per event, which clusters and
+ * endpoint sets it received, the bytes and responses, and when it reached the event's goal.
+ * Callbacks run on the channel's event loop; {@link #arm} comes from the driver: both synchronize.
+ */
+final class BenchClient {
+  static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+  static final String EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+
+  /** What an event waits for. */
+  enum Goal { CONNECT, ALL_CLUSTERS, ONE_ENDPOINT }
+
+  /** Shared by all clients: the EDS subscription names (built once; large at 10,000 clusters). */
+  static final class Shared {
+    final int clusters;
+    final List<String> names;
+    final DiscoveryRequest sotwEds;
+    final DeltaDiscoveryRequest deltaEds;
+
+    Shared(int clusters) {
+      this.clusters = clusters;
+      List<String> n = new ArrayList<>(clusters);
+      for (int i = 0; i < clusters; i++) {
+        n.add(Fleet.name(i));
+      }
+      this.names = List.copyOf(n);
+      this.sotwEds = DiscoveryRequest.newBuilder().setTypeUrl(EDS).addAllResourceNames(names).build();
+      this.deltaEds = DeltaDiscoveryRequest.newBuilder().setTypeUrl(EDS)
+          .addAllResourceNamesSubscribe(names).build();
+    }
+  }
+
+  private final int id;
+  private final boolean delta;
+  private final Shared shared;
+  private final ManagedChannel channel;
+  private StreamObserver<DiscoveryRequest> sotw;
+  private StreamObserver<DeltaDiscoveryRequest> deltaOut;
+  private boolean edsSubscribed;
+  private String edsVersion = "";
+  private String edsNonce = "";
+  private volatile Throwable error;
+
+  // --- per event, guarded by this ---
+  private Goal goal = Goal.CONNECT;
+  private int expectGen; // ALL_CLUSTERS: the connect timeout; ONE_ENDPOINT: the port
+  private int endpointIndex;
+  private long startNanos;
+  private final BitSet cds;
+  private final BitSet eds;
+  private long bytes;
+  private long responses;
+  private long doneNanos = -1;
+  private int mismatches;
+
+  BenchClient(int id, boolean delta, Shared shared, ManagedChannel channel) {
+    this.id = id;
+    this.delta = delta;
+    this.shared = shared;
+    this.channel = channel;
+    this.cds = new BitSet(shared.clusters);
+    this.eds = new BitSet(shared.clusters);
+  }
+
+  /** Resets the event counters; call before triggering the event. */
+  synchronized void arm(Goal goal, int expectGen, int endpointIndex, long startNanos) {
+    this.goal = goal;
+    this.expectGen = expectGen;
+    this.endpointIndex = endpointIndex;
+    this.startNanos = startNanos;
+    cds.clear();
+    eds.clear();
+    bytes = 0;
+    responses = 0;
+    doneNanos = -1;
+    mismatches = 0;
+  }
+
+  void start() {
+    Node node = Node.newBuilder().setId("bench-" + id).setCluster("bench").build();
+    var stub = AggregatedDiscoveryServiceGrpc.newStub(channel);
+    if (delta) {
+      deltaOut = stub.deltaAggregatedResources(new StreamObserver<>() {
+        @Override
+        public void onNext(DeltaDiscoveryResponse r) {
+          onDelta(r);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          error = t;
+        }
+
+        @Override
+        public void onCompleted() {}
+      });
+      deltaOut.onNext(DeltaDiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build());
+    } else {
+      sotw = stub.streamAggregatedResources(new StreamObserver<>() {
+        @Override
+        public void onNext(DiscoveryResponse r) {
+          onSotw(r);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          error = t;
+        }
+
+        @Override
+        public void onCompleted() {}
+      });
+      sotw.onNext(DiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build());
+    }
+  }
+
+  private synchronized void onSotw(DiscoveryResponse r) {
+    bytes += r.getSerializedSize();
+    responses++;
+    boolean isCds = r.getTypeUrl().equals(CDS);
+    for (Any a : r.getResourcesList()) {
+      record(isCds, indexOf(a.getValue()), a.getValue());
+    }
+    if (isCds) {
+      sotw.onNext(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setVersionInfo(r.getVersionInfo())
+          .setResponseNonce(r.getNonce()).build());
+      if (!edsSubscribed) {
+        edsSubscribed = true;
+        sotw.onNext(shared.sotwEds);
+      } else if (r.getResourcesCount() > 0) {
+        // Like Envoy: updated clusters warm and (re)subscribe their endpoints, which repeats the
+        // EDS request with the last accepted version and nonce.
+        sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(edsVersion)
+            .setResponseNonce(edsNonce).build());
+      }
+    } else {
+      // A SotW ACK repeats the whole subscription.
+      edsVersion = r.getVersionInfo();
+      edsNonce = r.getNonce();
+      sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(edsVersion)
+          .setResponseNonce(edsNonce).build());
+    }
+    check();
+  }
+
+  private synchronized void onDelta(DeltaDiscoveryResponse r) {
+    bytes += r.getSerializedSize();
+    responses++;
+    boolean isCds = r.getTypeUrl().equals(CDS);
+    for (Resource res : r.getResourcesList()) {
+      record(isCds, indexOf(res.getName()), res.getResource().getValue());
+    }
+    deltaOut.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
+        .setResponseNonce(r.getNonce()).build());
+    if (isCds && !edsSubscribed) {
+      edsSubscribed = true;
+      deltaOut.onNext(shared.deltaEds);
+    } else if (isCds && r.getResourcesCount() > 0) {
+      // As in SotW: the updated (warming) clusters ask for their endpoints again.
+      deltaOut.onNext(shared.deltaEds);
+    }
+    check();
+  }
+
+  /** Marks a received resource; checks the content where the event's goal depends on it. */
+  private void record(boolean isCds, int index, ByteString value) {
+    if (index < 0 || index >= shared.clusters) {
+      mismatches++;
+      return;
+    }
+    try {
+      if (isCds) {
+        // Every cluster changes together: check the first of each response (cheap), count all.
+        if (goal == Goal.ALL_CLUSTERS && cds.isEmpty()
+            && Cluster.parseFrom(value).getConnectTimeout().getSeconds() != expectGen) {
+          mismatches++;
+          return;
+        }
+        cds.set(index);
+      } else {
+        if (goal == Goal.ONE_ENDPOINT && index == endpointIndex) {
+          ClusterLoadAssignment cla = ClusterLoadAssignment.parseFrom(value);
+          if (cla.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress()
+              .getPortValue() != expectGen) {
+            mismatches++;
+            return;
+          }
+        }
+        eds.set(index);
+      }
+    } catch (InvalidProtocolBufferException e) {
+      mismatches++;
+    }
+  }
+
+  private void check() {
+    if (doneNanos >= 0) {
+      return;
+    }
+    int n = shared.clusters;
+    boolean done = switch (goal) {
+      case CONNECT -> cds.cardinality() == n && eds.cardinality() == n;
+      case ALL_CLUSTERS -> cds.cardinality() == n;
+      case ONE_ENDPOINT -> eds.get(endpointIndex);
+    };
+    if (done) {
+      doneNanos = System.nanoTime();
+    }
+  }
+
+  /** Milliseconds from the event's start to its goal; NaN if not reached. */
+  synchronized double latencyMillis() {
+    return doneNanos < 0 ? Double.NaN : (doneNanos - startNanos) / 1e6;
+  }
+
+  synchronized boolean done() {
+    return doneNanos >= 0;
+  }
+
+  synchronized long bytes() {
+    return bytes;
+  }
+
+  synchronized long responses() {
+    return responses;
+  }
+
+  synchronized int mismatches() {
+    return mismatches;
+  }
+
+  Throwable error() {
+    return error;
+  }
+
+  void close() {
+    try {
+      if (sotw != null) {
+        sotw.onCompleted();
+      }
+      if (deltaOut != null) {
+        deltaOut.onCompleted();
+      }
+    } catch (RuntimeException e) {
+      // the stream may already be gone
+    }
+    channel.shutdownNow();
+  }
+
+  /** The index of {@code cluster-<i>} from a resource's bytes: its name is field 1 (first). */
+  static int indexOf(ByteString value) {
+    try {
+      CodedInputStream in = value.newCodedInput();
+      int tag = in.readTag();
+      if (tag != ((1 << 3) | 2)) {
+        return -1;
+      }
+      return indexOf(in.readStringRequireUtf8());
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  static int indexOf(String name) {
+    if (!name.startsWith(Fleet.PREFIX)) {
+      return -1;
+    }
+    try {
+      return Integer.parseInt(name, Fleet.PREFIX.length(), name.length(), 10);
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+}

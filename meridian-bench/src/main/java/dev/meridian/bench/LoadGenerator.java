@@ -1,0 +1,476 @@
+package dev.meridian.bench;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Fan-out load generator: starts the server under test in its own JVM (Meridian from
+ * {@code meridian.jar}, or java-control-plane 1.0.49 through {@link JcpServer}), connects N ADS
+ * clients over loopback (one HTTP/2 connection each, a small shared event loop), then for each event
+ * measures the time until every client has the new version. Traffic goes to 127.0.0.1 only; every
+ * wait is bounded; it stops by itself.
+ *
+ * <pre>
+ * java -cp meridian-bench/target/meridian-bench.jar dev.meridian.bench.LoadGenerator \
+ *   --server meridian|jcp --clients 1000 --clusters 10000 --variant sotw|delta --event all
+ * </pre>
+ *
+ * See {@link #usage()} and docs/benchmarks.md.
+ */
+public final class LoadGenerator {
+  /** One measured event. */
+  public record Result(String server, String variant, int clusters, int clients, String event,
+      int reached, Stats latencyMs, double bytesPerClient, double responsesPerClient,
+      double cpuSeconds, long peakRssBytes, long maxRssBytes, GcLog.Pauses gc,
+      long serializations, int mismatches, double generatorCpuSeconds) {
+    String row() {
+      return String.format(Locale.ROOT,
+          "| %s | %,d | %,d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s |",
+          server, clusters, clients, variant, event, reached, clients,
+          ms(latencyMs.min()), ms(latencyMs.percentile(50)), ms(latencyMs.percentile(90)),
+          ms(latencyMs.percentile(99)), ms(latencyMs.max()), size(bytesPerClient),
+          responsesPerClient, cpuSeconds, generatorCpuSeconds, size(maxRssBytes), size(peakRssBytes), gc,
+          serializations < 0 ? "n/a" : Long.toString(serializations));
+    }
+  }
+
+  static final String HEADER = "| server | clusters | clients | variant | event | reached | min | p50 | p90 "
+      + "| p99 | max | bytes/client | responses/client | server CPU s | loadgen CPU s | max RSS in event | peak RSS (VmHWM) "
+      + "| GC in event | serializations |\n"
+      + "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|";
+
+  static String ms(double v) {
+    return Double.isNaN(v) ? "-" : v >= 1000 ? String.format(Locale.ROOT, "%.2f s", v / 1000)
+        : String.format(Locale.ROOT, "%.0f ms", v);
+  }
+
+  static String size(double bytes) {
+    if (bytes < 0 || Double.isNaN(bytes)) {
+      return "-";
+    }
+    if (bytes < 1024) {
+      return String.format(Locale.ROOT, "%.0f B", bytes);
+    }
+    if (bytes < 1024 * 1024) {
+      return String.format(Locale.ROOT, "%.1f KiB", bytes / 1024);
+    }
+    if (bytes < 1024L * 1024 * 1024) {
+      return String.format(Locale.ROOT, "%.1f MiB", bytes / 1024 / 1024);
+    }
+    return String.format(Locale.ROOT, "%.2f GiB", bytes / 1024 / 1024 / 1024);
+  }
+
+  static String usage() {
+    return """
+        Usage: LoadGenerator [options]
+          --server meridian|jcp      server under test (default meridian)
+          --clients N                ADS clients, one HTTP/2 connection each (default 100)
+          --clusters N               EDS clusters, one endpoint set each (default 1000)
+          --endpoints N              endpoints per set (default 2)
+          --variant sotw|delta       ADS variant (default sotw)
+          --event connect|all-clusters|one-endpoint|all   (default all: the three in order)
+          --timeout SECONDS          per event (default 300)
+          --settle-ms MS             quiet time that ends an event's byte count (default 1000)
+          --server-jvm "FLAGS"       JVM flags of the server (default "-Xmx8g -XX:+UseG1GC")
+          --event-loop-threads N     client event loop threads (default 2)
+          --meridian-jar PATH        default meridian-cli/target/meridian.jar
+          --bench-jar PATH           default: the jar this class was loaded from
+          --work-dir PATH            config, logs, GC logs (default target/bench-run)
+          --out FILE                 append the result rows (markdown) to FILE
+        """;
+  }
+
+  final Map<String, String> opts = new LinkedHashMap<>();
+
+  LoadGenerator(String[] args) {
+    opts.put("server", "meridian");
+    opts.put("clients", "100");
+    opts.put("clusters", "1000");
+    opts.put("endpoints", "2");
+    opts.put("variant", "sotw");
+    opts.put("event", "all");
+    opts.put("timeout", "300");
+    opts.put("settle-ms", "1000");
+    opts.put("server-jvm", "-Xmx8g -XX:+UseG1GC");
+    opts.put("event-loop-threads", "2");
+    opts.put("meridian-jar", "meridian-cli/target/meridian.jar");
+    opts.put("bench-jar", ownJar());
+    opts.put("work-dir", "target/bench-run");
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--help") || args[i].equals("-h")) {
+        System.out.print(usage());
+        System.exit(0);
+      }
+      if (!args[i].startsWith("--") || i + 1 >= args.length || !opts.containsKey(args[i].substring(2))
+          && !args[i].equals("--out")) {
+        System.err.print("bad argument " + args[i] + "\n" + usage());
+        System.exit(2);
+      }
+      opts.put(args[i].substring(2), args[++i]);
+    }
+  }
+
+  private static String ownJar() {
+    try {
+      return Path.of(LoadGenerator.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+          .toString();
+    } catch (Exception e) {
+      return "meridian-bench/target/meridian-bench.jar";
+    }
+  }
+
+  int intOpt(String k) {
+    return Integer.parseInt(opts.get(k));
+  }
+
+  public static void main(String[] args) throws Exception {
+    List<Result> results = new LoadGenerator(args).run();
+    System.exit(results.stream().allMatch(r -> r.reached() == r.clients()) ? 0 : 1);
+  }
+
+  /** The server process under test and its stdout lines. */
+  static final class ServerProcess implements AutoCloseable {
+    final Process process;
+    final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    final PrintWriter stdin;
+    final Path gcLog;
+
+    ServerProcess(List<String> command, Path log, Path gcLog) throws IOException {
+      this.gcLog = gcLog;
+      ProcessBuilder pb = new ProcessBuilder(command).redirectError(log.toFile());
+      process = pb.start();
+      stdin = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
+      Thread t = new Thread(() -> {
+        try (BufferedReader r = new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+          for (String line; (line = r.readLine()) != null; ) {
+            lines.add(line);
+          }
+        } catch (IOException e) {
+          // process gone
+        }
+      }, "server-stdout");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    long pid() {
+      return process.pid();
+    }
+
+    /** Sends a command and waits (bounded) for the first stdout line starting with {@code prefix}. */
+    String ask(String command, String prefix, long timeoutMillis) throws InterruptedException {
+      stdin.println(command);
+      long deadline = System.currentTimeMillis() + timeoutMillis;
+      while (System.currentTimeMillis() < deadline) {
+        String line = lines.poll(100, TimeUnit.MILLISECONDS);
+        if (line != null && line.startsWith(prefix)) {
+          return line;
+        }
+      }
+      return null;
+    }
+
+    @Override
+    public void close() {
+      stdin.close(); // EOF: both server mains exit
+      try {
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+          process.destroy();
+          if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+          }
+        }
+      } catch (InterruptedException e) {
+        process.destroyForcibly();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  List<Result> run() throws Exception {
+    String server = opts.get("server");
+    boolean meridian = server.equals("meridian");
+    if (!meridian && !server.equals("jcp")) {
+      throw new IllegalArgumentException("--server meridian|jcp");
+    }
+    boolean delta = switch (opts.get("variant")) {
+      case "sotw" -> false;
+      case "delta" -> true;
+      default -> throw new IllegalArgumentException("--variant sotw|delta");
+    };
+    int clients = intOpt("clients");
+    int clusters = intOpt("clusters");
+    List<String> events = opts.get("event").equals("all")
+        ? List.of("connect", "all-clusters", "one-endpoint") : List.of(opts.get("event"));
+    for (String e : events) {
+      if (!List.of("connect", "all-clusters", "one-endpoint").contains(e)) {
+        throw new IllegalArgumentException("--event connect|all-clusters|one-endpoint|all");
+      }
+    }
+    Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
+    Files.createDirectories(work);
+    String tag = server + "-" + opts.get("variant") + "-" + clusters + "x" + clients;
+    Path gcLog = work.resolve("gc-" + tag + ".log");
+    Files.deleteIfExists(gcLog);
+    Fleet fleet = new Fleet(clusters, intOpt("endpoints"));
+    int port = freePort();
+
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    for (String f : opts.get("server-jvm").trim().split("\\s+")) {
+      if (!f.isEmpty()) {
+        cmd.add(f);
+      }
+    }
+    cmd.add("-Xlog:gc:file=" + gcLog);
+    Path config = work.resolve("config-" + tag + ".json");
+    if (meridian) {
+      fleet.writeMeridianConfig(config);
+      cmd.addAll(List.of("-cp", opts.get("meridian-jar") + java.io.File.pathSeparator
+              + opts.get("bench-jar"), MeridianProbe.class.getName(),
+          "serve", "--config", config.toString(), "--bind", "127.0.0.1",
+          "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
+    } else {
+      cmd.addAll(List.of("-cp", opts.get("bench-jar"), JcpServer.class.getName(),
+          Integer.toString(port), Integer.toString(clusters), opts.get("endpoints")));
+    }
+    log("starting %s: %s", server, String.join(" ", cmd));
+    List<Result> results = new ArrayList<>();
+    EventLoopGroup group = new NioEventLoopGroup(intOpt("event-loop-threads"));
+    List<BenchClient> fleetClients = new ArrayList<>(clients);
+    try (ServerProcess proc = new ServerProcess(cmd, work.resolve("server-" + tag + ".log"), gcLog)) {
+      Runtime.getRuntime().addShutdownHook(new Thread(proc.process::destroyForcibly));
+      awaitPort(port, 180_000, proc.process);
+      log("server pid %d listening on 127.0.0.1:%d", proc.pid(), port);
+      BenchClient.Shared shared = new BenchClient.Shared(clusters);
+      long timeoutMs = intOpt("timeout") * 1000L;
+      for (String event : events) {
+        BenchClient.Goal goal;
+        int expect = 0;
+        int k = clusters / 2;
+        Runnable trigger;
+        if (event.equals("connect")) {
+          goal = BenchClient.Goal.CONNECT;
+          trigger = () -> {
+            for (int i = 0; i < clients; i++) {
+              ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+                  .eventLoopGroup(group).channelType(NioSocketChannel.class).directExecutor()
+                  .maxInboundMessageSize(512 * 1024 * 1024).build();
+              BenchClient c = new BenchClient(i, delta, shared, ch);
+              c.arm(BenchClient.Goal.CONNECT, 0, 0, t0);
+              fleetClients.add(c);
+              c.start();
+            }
+          };
+        } else if (event.equals("all-clusters")) {
+          goal = BenchClient.Goal.ALL_CLUSTERS;
+          fleet.changeAllClusters();
+          expect = fleet.clusterGen();
+          trigger = triggerFor(meridian, proc, fleet, config, "all-clusters");
+        } else {
+          goal = BenchClient.Goal.ONE_ENDPOINT;
+          fleet.changeEndpoints(k);
+          expect = Fleet.portFor(fleet.endpointGen(k));
+          trigger = triggerFor(meridian, proc, fleet, config, "one-endpoint " + k);
+        }
+        if (fleetClients.isEmpty() && goal != BenchClient.Goal.CONNECT) {
+          throw new IllegalStateException("the first event must be connect");
+        }
+        results.add(measure(server, opts.get("variant"), clusters, clients, event, goal, expect, k,
+            trigger, fleetClients, proc, meridian, timeoutMs));
+        log("%s", HEADER.lines().findFirst().orElse(""));
+        log("%s", results.get(results.size() - 1).row());
+      }
+    } finally {
+      for (BenchClient c : fleetClients) {
+        c.close();
+      }
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+    }
+    StringBuilder sb = new StringBuilder(HEADER).append('\n');
+    for (Result r : results) {
+      sb.append(r.row()).append('\n');
+    }
+    System.out.print(sb);
+    if (opts.containsKey("out")) {
+      StringBuilder rows = new StringBuilder();
+      results.forEach(r -> rows.append(r.row()).append('\n'));
+      Files.writeString(Path.of(opts.get("out")), rows, StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
+    }
+    return results;
+  }
+
+  /** Start time of the running event; the connect trigger reads it. */
+  private volatile long t0;
+
+  private Runnable triggerFor(boolean meridian, ServerProcess proc, Fleet fleet, Path config,
+      String command) {
+    if (meridian) {
+      Path tmp = fleet.prepareMeridianConfig(config); // written before the clock starts
+      return () -> Fleet.commitMeridianConfig(tmp, config);
+    }
+    return () -> proc.stdin.println(command);
+  }
+
+  private Result measure(String server, String variant, int clusters, int clientCount, String event,
+      BenchClient.Goal goal, int expect, int k, Runnable trigger, List<BenchClient> clients,
+      ServerProcess proc, boolean meridian, long timeoutMs) throws Exception {
+    long pid = proc.pid();
+    long serialBefore = meridian ? serializations(proc) : -1;
+    long heapBefore = goal == BenchClient.Goal.CONNECT ? liveHeapMiB(proc) : -1;
+    int gcBefore = GcLog.lines(proc.gcLog).size();
+    double cpuBefore = ProcStats.cpuSeconds(pid);
+    long self = ProcessHandle.current().pid();
+    double selfBefore = ProcStats.cpuSeconds(self);
+    long maxRss = ProcStats.rss(pid);
+    log("event %s: %d clients, %d clusters", event, clientCount, clusters);
+    t0 = System.nanoTime();
+    for (BenchClient c : clients) {
+      c.arm(goal, expect, k, t0);
+    }
+    trigger.run();
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    long lastLog = System.currentTimeMillis();
+    int reached = 0;
+    while (System.currentTimeMillis() < deadline && proc.process.isAlive()) {
+      reached = 0;
+      for (BenchClient c : clients) {
+        reached += c.done() ? 1 : 0;
+      }
+      maxRss = Math.max(maxRss, ProcStats.rss(pid));
+      if (reached == clientCount) {
+        break;
+      }
+      if (System.currentTimeMillis() - lastLog > 5000) {
+        lastLog = System.currentTimeMillis();
+        log("  %d/%d clients reached; server RSS %s", reached, clientCount, size(maxRss));
+      }
+      Thread.sleep(50);
+    }
+    // Settle: count the bytes that follow the goal (e.g. resends) until the fleet is quiet.
+    long settleMs = intOpt("settle-ms");
+    long quietSince = System.currentTimeMillis();
+    long lastResponses = -1;
+    long settleDeadline = System.currentTimeMillis() + Math.max(settleMs * 10, 30_000);
+    while (System.currentTimeMillis() < settleDeadline) {
+      long responses = 0;
+      for (BenchClient c : clients) {
+        responses += c.responses();
+      }
+      maxRss = Math.max(maxRss, ProcStats.rss(pid));
+      if (responses != lastResponses) {
+        lastResponses = responses;
+        quietSince = System.currentTimeMillis();
+      } else if (System.currentTimeMillis() - quietSince >= settleMs) {
+        break;
+      }
+      Thread.sleep(50);
+    }
+    double cpu = ProcStats.cpuSeconds(pid) - cpuBefore;
+    double selfCpu = ProcStats.cpuSeconds(self) - selfBefore;
+    List<String> gcLines = GcLog.lines(proc.gcLog);
+    GcLog.Pauses gc = GcLog.summarize(gcLines.subList(Math.min(gcBefore, gcLines.size()),
+        gcLines.size()));
+    double[] lat = clients.stream().mapToDouble(BenchClient::latencyMillis)
+        .filter(d -> !Double.isNaN(d)).toArray();
+    double bytes = clients.stream().mapToLong(BenchClient::bytes).average().orElse(0);
+    double responses = clients.stream().mapToLong(BenchClient::responses).average().orElse(0);
+    int mismatches = clients.stream().mapToInt(BenchClient::mismatches).sum();
+    long errors = clients.stream().filter(c -> c.error() != null).count();
+    if (errors > 0) {
+      log("  %d client streams failed, e.g. %s", errors,
+          clients.stream().filter(c -> c.error() != null).findFirst().get().error());
+    }
+    if (mismatches > 0) {
+      log("  %d resources with unexpected content (stale or unknown)", mismatches);
+    }
+    long serialAfter = meridian ? serializations(proc) : -1;
+    if (heapBefore >= 0) {
+      long heapAfter = liveHeapMiB(proc);
+      log("  live heap after a full GC: %d MiB before connect, %d MiB with %d idle clients: %.1f KiB per client",
+          heapBefore, heapAfter, clientCount, (heapAfter - heapBefore) * 1024.0 / clientCount);
+      Path histo = proc.gcLog.resolveSibling(proc.gcLog.getFileName().toString()
+          .replace("gc-", "histo-").replace(".log", ".txt"));
+      Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd")
+          .toString(), Long.toString(pid), "GC.class_histogram").redirectErrorStream(true)
+          .redirectOutput(histo.toFile()).start();
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+      log("  class histogram of the server with idle clients: %s", histo);
+    }
+    return new Result(server, variant, clusters, clientCount, event, lat.length, new Stats(lat),
+        bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc,
+        meridian && serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
+        mismatches, selfCpu);
+  }
+
+  /** Forces a full GC in the server (jcmd GC.run) and reads the heap after it from the GC log. */
+  private static long liveHeapMiB(ServerProcess proc) throws Exception {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    Process p = new ProcessBuilder(jcmd.toString(), Long.toString(proc.pid()), "GC.run")
+        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      return -1;
+    }
+    Thread.sleep(200);
+    return GcLog.heapAfterLastFullGcMiB(GcLog.lines(proc.gcLog));
+  }
+
+  private static long serializations(ServerProcess proc) throws InterruptedException {
+    String line = proc.ask("count", "count ", 10_000);
+    return line == null ? -1 : Long.parseLong(line.substring("count ".length()).trim());
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static void awaitPort(int port, long timeoutMs, Process p) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      if (!p.isAlive()) {
+        throw new IllegalStateException("server exited with " + p.exitValue());
+      }
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+        return;
+      } catch (IOException e) {
+        Thread.sleep(100);
+      }
+    }
+    throw new UncheckedIOException(new IOException("server did not listen on " + port));
+  }
+
+  static void log(String fmt, Object... args) {
+    System.err.printf("[%tT] %s%n", System.currentTimeMillis(), String.format(Locale.ROOT, fmt, args));
+  }
+}

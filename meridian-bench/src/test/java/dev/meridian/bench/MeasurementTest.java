@@ -1,0 +1,82 @@
+package dev.meridian.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The load generator's arithmetic and parsing: percentiles, /proc, GC logs. */
+class MeasurementTest {
+  @Test
+  void percentilesUseNearestRank() {
+    double[] samples = new double[100];
+    for (int i = 0; i < 100; i++) {
+      samples[i] = 100 - i; // 100..1, unsorted on purpose
+    }
+    Stats s = new Stats(samples);
+    assertThat(s.min()).isEqualTo(1);
+    assertThat(s.percentile(50)).isEqualTo(50);
+    assertThat(s.percentile(90)).isEqualTo(90);
+    assertThat(s.percentile(99)).isEqualTo(99);
+    assertThat(s.max()).isEqualTo(100);
+    assertThat(s.mean()).isCloseTo(50.5, within(1e-9));
+    assertThat(samples[0]).isEqualTo(100); // the caller's array is not sorted in place
+
+    Stats three = new Stats(new double[] {30, 10, 20});
+    assertThat(three.percentile(50)).isEqualTo(20);
+    assertThat(three.percentile(99)).isEqualTo(30);
+    assertThat(new Stats(new double[] {7}).percentile(99)).isEqualTo(7);
+    assertThat(new Stats(new double[0]).percentile(50)).isNaN();
+  }
+
+  @Test
+  void parsesProcStatEvenWithSpacesAndParenthesesInTheCommand() {
+    // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
+    String stat = "4242 (java (x) y) S 1 4242 4242 0 -1 4194560 52311 0 12 0 1234 566 0 0 20 0 "
+        + "42 0 9876 8000000000 123456 18446744073709551615 1 1 0 0 0 0 0 4096 16384 0 0 0 17 1 0 0 0 0 0";
+    assertThat(ProcStats.cpuSeconds(stat)).isCloseTo(18.0, within(1e-9)); // (1234 + 566) / 100
+  }
+
+  @Test
+  void parsesProcStatusSizes() {
+    List<String> status = List.of("Name:\tjava", "VmHWM:\t  2097152 kB", "VmRSS:\t  1048576 kB",
+        "Threads:\t42");
+    assertThat(ProcStats.statusBytes(status, "VmHWM")).isEqualTo(2L << 30);
+    assertThat(ProcStats.statusBytes(status, "VmRSS")).isEqualTo(1L << 30);
+    assertThat(ProcStats.statusBytes(status, "Threads")).isEqualTo(42);
+    assertThat(ProcStats.statusBytes(status, "VmSwap")).isEqualTo(-1);
+  }
+
+  @Test
+  void readsThisProcess() {
+    long pid = ProcessHandle.current().pid();
+    assertThat(ProcStats.cpuSeconds(pid)).isGreaterThan(0);
+    long rss = ProcStats.rss(pid); // first: the peak read after it can only be higher
+    assertThat(ProcStats.peakRss(pid)).isGreaterThanOrEqualTo(rss).isGreaterThan(1 << 20);
+  }
+
+  @Test
+  void summarizesGcPauses() {
+    List<String> log = List.of(
+        "[0.012s][info][gc] Using G1",
+        "[1.234s][info][gc] GC(0) Pause Young (Normal) (G1 Evacuation Pause) 24M->4M(256M) 3.500ms",
+        "[2.345s][info][gc] GC(1) Pause Young (Concurrent Start) (G1 Humongous Allocation) 100M->90M(256M) 12.25ms",
+        "[2.400s][info][gc] GC(2) Concurrent Mark Cycle 40.000ms",
+        "[3.000s][info][gc] GC(3) Pause Remark 95M->95M(256M) 1.250ms",
+        "[9.000s][info][gc] GC(4) Pause Full (G1 Compaction Pause) 900M->300M(1024M) 250.000ms");
+    GcLog.Pauses p = GcLog.summarize(log);
+    assertThat(p.count()).isEqualTo(4);
+    assertThat(p.totalMs()).isCloseTo(267.0, within(1e-9));
+    assertThat(p.maxMs()).isCloseTo(250.0, within(1e-9));
+    assertThat(GcLog.heapAfterLastFullGcMiB(log)).isEqualTo(300);
+  }
+
+  @Test
+  void readsResourceNamesWithoutParsingTheResource() {
+    Fleet fleet = new Fleet(20, 2);
+    assertThat(BenchClient.indexOf(fleet.cluster(17).toByteString())).isEqualTo(17);
+    assertThat(BenchClient.indexOf(fleet.endpoints(3).toByteString())).isEqualTo(3);
+    assertThat(BenchClient.indexOf("other-3")).isEqualTo(-1);
+  }
+}
