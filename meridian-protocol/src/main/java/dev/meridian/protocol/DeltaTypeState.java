@@ -38,8 +38,12 @@ final class DeltaTypeState extends TypeState {
   }
 
   @Override
-  void forget(String key) {
-    held = held.edit().remove(key).commit();
+  void forget(java.util.Collection<String> keys) {
+    if (!keys.isEmpty()) {
+      VersionMap.Editor edit = held.edit();
+      keys.forEach(edit::remove);
+      held = edit.commit();
+    }
   }
 
   @Override

@@ -43,8 +43,13 @@ final class SotwTypeState extends TypeState {
   }
 
   @Override
-  void forget(String key) {
-    sent = sent.edit().remove(key).commit();
+  void forget(Collection<String> keys) {
+    if (keys.isEmpty()) {
+      return;
+    }
+    VersionMap.Editor edit = sent.edit();
+    keys.forEach(edit::remove);
+    sent = edit.commit();
     if (type.fullStateInSotw()) {
       owesResponse = true;
     }

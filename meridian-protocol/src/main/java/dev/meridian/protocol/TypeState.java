@@ -146,17 +146,19 @@ abstract class TypeState {
     if (resendOnAsk.isEmpty()) {
       return;
     }
+    List<String> names = new java.util.ArrayList<>();
     for (String n : resendOnAsk) {
       if (subscription.covers(n)) {
-        forget(n);
-        dirty.add(n);
+        names.add(n);
       }
     }
     resendOnAsk.clear();
+    forget(names); // one edit for all: a change of every cluster asks for every endpoint set
+    dirty.addAll(names);
   }
 
-  /** Forgets that the client holds {@code key}, so that it is sent again. */
-  abstract void forget(String key);
+  /** Forgets that the client holds these keys, so that they are sent again. */
+  abstract void forget(java.util.Collection<String> keys);
 
   /** Whether a response is due even without changes (e.g. a full-state type's first answer). */
   boolean owesResponse() {
