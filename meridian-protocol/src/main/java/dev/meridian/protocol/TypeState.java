@@ -173,6 +173,12 @@ abstract class TypeState {
 
   /** Records that the client was just sent these resources: no heartbeat is due for a while. */
   final void sentNow(Iterable<XdsResource> resources) {
+    if (!resendOnAsk.isEmpty()) {
+      // Sent after its cluster (listener) changed: the warming client has what it waits for.
+      for (XdsResource r : resources) {
+        resendOnAsk.remove(r.name());
+      }
+    }
     if (!ttlEnabled()) {
       return;
     }

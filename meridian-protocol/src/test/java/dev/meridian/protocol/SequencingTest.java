@@ -157,6 +157,21 @@ class SequencingTest {
   }
 
   @Test
+  void endpointsSentAfterTheirClusterChangedAreNotResentOnTheNextAsk() {
+    // The changed endpoints already went out after the cluster (ADS sequencing): a later endpoint
+    // request is a plain request, not a warming ask that needs them again.
+    SotwPeer envoy = new SotwPeer(true, null, config(cluster("c"), endpoints("c", 1)));
+    envoy.subscribe(CDS);
+    envoy.ack(CDS);
+    envoy.subscribe(EDS, "c");
+    envoy.ack(EDS, "c");
+    assertThat(describe(envoy.reload(config(clusterWithTimeout("c", 9), endpoints("c", 2)))))
+        .containsExactly("CDS [c]");
+    assertThat(describe(envoy.ack(CDS))).containsExactly("EDS [c]");
+    assertThat(describe(envoy.ack(EDS, "c"))).isEmpty();
+  }
+
+  @Test
   void routesAreResentWhenAWarmingListenerAsksAgain() {
     SotwPeer envoy = new SotwPeer(true, null, config(listener("l", "r"), route("r", "c"), cluster("c")));
     envoy.subscribe(LDS);
