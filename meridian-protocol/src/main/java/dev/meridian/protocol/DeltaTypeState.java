@@ -4,6 +4,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -122,6 +123,10 @@ final class DeltaTypeState extends TypeState {
 
   @Override
   void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
+    if (subscription.isWildcard() && subscription.names().isEmpty() && mustAnswer.isEmpty()) {
+      respondWildcard(snapshot, nonces, out);
+      return;
+    }
     Set<String> candidates = new LinkedHashSet<>();
     if (dirtyAll) {
       candidates.addAll(held.keys());
@@ -187,6 +192,83 @@ final class DeltaTypeState extends TypeState {
         .setTypeUrl(type.typeUrl())
         .setNonce(mint(nonces))
         .addAllResources(resources.values())
+        .addAllRemovedResources(removed)
+        .build()));
+  }
+
+  /**
+   * The common case at fleet scale, a pure wildcard client (Envoy's CDS and LDS): the same rules as
+   * {@link #respond}, without per-key bookkeeping. When the client ends up holding exactly the
+   * snapshot, it shares the snapshot's version map and its list of wrapped resources.
+   */
+  private void respondWildcard(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
+    boolean all = dirtyAll;
+    java.util.Collection<String> names = all ? snapshot.resources().keySet() : new ArrayList<>(dirty);
+    clearDirty();
+    List<XdsResource> bodies = new ArrayList<>();
+    List<String> removed = new ArrayList<>();
+    for (String n : names) {
+      XdsResource r = snapshot.get(n);
+      String holds = held.get(n);
+      if (r == null) {
+        if (holds != null && !holds.equals(ABSENT)) {
+          removed.add(n); // deleted: every stream that had it is told
+        }
+      } else if (!r.version().equals(holds)) {
+        bodies.add(r);
+      }
+    }
+    if (all) {
+      held.forEach((n, v) -> {
+        if (snapshot.get(n) == null && !v.equals(ABSENT)) {
+          removed.add(n);
+        }
+      });
+    }
+    if (bodies.isEmpty() && removed.isEmpty()) {
+      return;
+    }
+    boolean ttl = features.resourceTtl();
+    List<Resource> resources;
+    VersionMap carried;
+    boolean whole = bodies.size() == snapshot.size();
+    if (whole) {
+      resources = snapshot.wrapped(ttl);
+      held = VersionMap.shared(snapshot.versionMap());
+      carried = held;
+    } else {
+      bodies.sort(java.util.Comparator.comparing(XdsResource::name));
+      resources = new ArrayList<>(bodies.size());
+      VersionMap.Editor h = held.edit();
+      VersionMap.Editor c = VersionMap.EMPTY.edit();
+      for (XdsResource r : bodies) {
+        resources.add(r.wrapped(ttl));
+        h.put(r.name(), r.version());
+        c.put(r.name(), r.version());
+      }
+      for (String n : removed) {
+        h.remove(n);
+        c.put(n, ABSENT);
+      }
+      held = h.commit(snapshot.versionMap());
+      carried = c.commit();
+    }
+    if (whole && !removed.isEmpty()) {
+      VersionMap.Editor c = carried.edit();
+      removed.forEach(n -> c.put(n, ABSENT));
+      carried = c.commit();
+    }
+    if (onSent != null) {
+      bodies.forEach(onSent);
+    }
+    systemVersion = snapshot.version();
+    lastResponse = carried;
+    sentNow(bodies);
+    out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
+        .setSystemVersionInfo(systemVersion)
+        .setTypeUrl(type.typeUrl())
+        .setNonce(mint(nonces))
+        .addAllResources(resources)
         .addAllRemovedResources(removed)
         .build()));
   }

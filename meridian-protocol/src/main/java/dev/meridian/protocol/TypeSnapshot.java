@@ -15,6 +15,8 @@ public final class TypeSnapshot {
   private final SortedMap<String, XdsResource> resources;
   private final String version;
   private final Map<String, XdsResource> byAlias;
+  /** The same resources hashed by name: lookups on the fan-out path need no string compares. */
+  private final Map<String, XdsResource> byName;
 
   private TypeSnapshot(SortedMap<String, XdsResource> resources) {
     this.resources = Collections.unmodifiableSortedMap(resources);
@@ -25,6 +27,7 @@ public final class TypeSnapshot {
       }
     }
     this.byAlias = aliases.isEmpty() ? Map.of() : aliases;
+    this.byName = new java.util.HashMap<>(resources);
     TreeMap<String, String> versions = new TreeMap<>();
     resources.forEach((n, r) -> versions.put(n, r.version()));
     this.version = Versions.ofView(versions);
@@ -45,7 +48,7 @@ public final class TypeSnapshot {
   }
 
   public XdsResource get(String name) {
-    return resources.get(name);
+    return byName.get(name);
   }
 
   /** By name, or else by alias (VHDS subscribes virtual hosts by alias). */
@@ -64,6 +67,22 @@ public final class TypeSnapshot {
 
   private volatile Map<String, String> versionMap;
   private volatile List<com.google.protobuf.Any> anys;
+  private volatile List<io.envoyproxy.envoy.service.discovery.v3.Resource> wrapped;
+  private volatile List<io.envoyproxy.envoy.service.discovery.v3.Resource> wrappedNoTtl;
+
+  /** Every resource as Delta carries it, in name order, built once: a whole-type Delta response. */
+  public List<io.envoyproxy.envoy.service.discovery.v3.Resource> wrapped(boolean withTtl) {
+    List<io.envoyproxy.envoy.service.discovery.v3.Resource> w = withTtl ? wrapped : wrappedNoTtl;
+    if (w == null) {
+      w = resources.values().stream().map(r -> r.wrapped(withTtl)).toList();
+      if (withTtl) {
+        wrapped = w;
+      } else {
+        wrappedNoTtl = w;
+      }
+    }
+    return w;
+  }
 
   /** name → version of every resource, built once and shared by every client in sync with it. */
   public Map<String, String> versionMap() {

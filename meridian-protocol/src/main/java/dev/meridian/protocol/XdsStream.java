@@ -170,14 +170,17 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
 
   /** A cluster went out: its endpoints are resent when asked, and awaited before routes. */
   private void clusterSent(XdsResource r) {
+    S eds = states.get(ResourceType.ENDPOINT);
+    if (eds == null) {
+      return; // no endpoints on this stream (yet): nothing to warm
+    }
     io.envoyproxy.envoy.config.cluster.v3.Cluster c = (io.envoyproxy.envoy.config.cluster.v3.Cluster) r.message();
     if (c.getType() != io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.EDS) {
       return;
     }
     String cla = c.getEdsClusterConfig().getServiceName().isEmpty() ? c.getName()
         : c.getEdsClusterConfig().getServiceName();
-    S eds = states.get(ResourceType.ENDPOINT);
-    if (eds != null) {
+    {
       eds.resendOnAsk.add(cla);
       if (applied.get(ResourceType.ENDPOINT).get(cla) != null) {
         if (awaitedEndpoints.isEmpty()) {
