@@ -102,4 +102,28 @@ abstract class ClientStream {
     }
     cancelCall("xDS client closed");
   }
+
+  /** Transport events of stream generation {@code gen}, hopped onto the client's context. */
+  final <R> XdsTransport.Listener<R> listenerFor(int gen, java.util.function.Consumer<R> onResponse) {
+    return new XdsTransport.Listener<>() {
+      @Override
+      public void onReady() {
+        client.ctx.execute(() -> handleReady(gen));
+      }
+
+      @Override
+      public void onMessage(R response) {
+        client.ctx.execute(() -> {
+          if (current(gen)) {
+            onResponse.accept(response);
+          }
+        });
+      }
+
+      @Override
+      public void onClosed(io.grpc.Status status) {
+        client.ctx.execute(() -> handleClosed(gen, status));
+      }
+    };
+  }
 }

@@ -37,26 +37,7 @@ final class DeltaClientStream extends ClientStream {
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transportFor(server).openDelta(perType, new XdsTransport.Listener<>() {
-      @Override
-      public void onReady() {
-        client.ctx.execute(() -> handleReady(gen));
-      }
-
-      @Override
-      public void onMessage(DeltaDiscoveryResponse response) {
-        client.ctx.execute(() -> {
-          if (current(gen)) {
-            handleResponse(response);
-          }
-        });
-      }
-
-      @Override
-      public void onClosed(Status status) {
-        client.ctx.execute(() -> handleClosed(gen, status));
-      }
-    });
+    call = client.transportFor(server).openDelta(perType, listenerFor(gen, this::handleResponse));
   }
 
   /**

@@ -35,26 +35,7 @@ final class SotwClientStream extends ClientStream {
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transportFor(server).openSotw(perType, new XdsTransport.Listener<>() {
-      @Override
-      public void onReady() {
-        client.ctx.execute(() -> handleReady(gen));
-      }
-
-      @Override
-      public void onMessage(DiscoveryResponse response) {
-        client.ctx.execute(() -> {
-          if (current(gen)) {
-            handleResponse(response);
-          }
-        });
-      }
-
-      @Override
-      public void onClosed(Status status) {
-        client.ctx.execute(() -> handleClosed(gen, status));
-      }
-    });
+    call = client.transportFor(server).openSotw(perType, listenerFor(gen, this::handleResponse));
   }
 
   @Override

@@ -185,7 +185,7 @@ final class DeltaTypeState extends TypeState {
       return;
     }
     systemVersion = snapshot.version();
-    lastResponse = sets.commit();
+    lastResponse = sets.commit(snapshot.versionMap());
     sentNow(bodies);
     out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)

@@ -188,7 +188,7 @@ final class SotwTypeState extends TypeState {
       if (resources.isEmpty()) {
         return;
       }
-      lastResponse = carried.commit();
+      lastResponse = carried.commit(snapshot.versionMap());
     }
     owesResponse = false;
     sentVersionInfo = versionInfo(snapshot);

@@ -68,6 +68,8 @@ abstract class TypeState {
       ackedVersion = sentVersion;
       if (replacesState()) {
         acked = lastResponse; // a full-state response replaces everything the client held
+      } else if (acked.isEmpty() && !lastResponse.containsValue(REMOVED)) {
+        acked = lastResponse; // the first ACK: the client runs exactly what it was sent (shared)
       } else {
         VersionMap.Editor edit = acked.edit();
         lastResponse.forEach((k, v) -> {
@@ -77,7 +79,7 @@ abstract class TypeState {
             edit.put(k, v);
           }
         });
-        acked = edit.commit();
+        acked = edit.commit(lastResponse.sharedBase());
       }
       out.add(new Outcome.Ack(type, sentVersion, nonce));
     }

@@ -67,6 +67,11 @@ final class VersionMap {
     return base == map && overlay.isEmpty();
   }
 
+  /** The shared map this is exactly (no overlay), or null. */
+  Map<String, String> sharedBase() {
+    return overlay.isEmpty() ? base : null;
+  }
+
   void forEach(BiConsumer<String, String> action) {
     if (overlay.isEmpty()) {
       base.forEach(action);

@@ -59,6 +59,21 @@ class VersionMapTest {
       SotwTypeState s = (SotwTypeState) peer.stream.states.get(ResourceType.CLUSTER);
       assertThat(s.clientHolds().isShared(shared)).isTrue();
       assertThat(s.acked.isShared(shared)).isTrue();
+      // A client naming every endpoint set shares too, for what it was sent and what it ACKed.
+      List<XdsResource> clas = new java.util.ArrayList<>();
+      for (int j = 0; j < 100; j++) {
+        clas.add(Fixtures.endpoints("c" + j, 1000 + j));
+      }
+      ServedConfig eds = new ServedConfig(Snapshot.of(clas), List.of());
+      String[] names = clas.stream().map(XdsResource::name).toArray(String[]::new);
+      SotwPeer named = new SotwPeer(true, null, eds);
+      named.subscribe(ResourceType.ENDPOINT, names);
+      named.ack(ResourceType.ENDPOINT, names);
+      Map<String, String> edsShared = eds.defaults().get(ResourceType.ENDPOINT).versionMap();
+      TypeState es = named.stream.states.get(ResourceType.ENDPOINT);
+      assertThat(es.clientHolds().isShared(edsShared)).isTrue();
+      assertThat(es.acked.isShared(edsShared)).isTrue();
+      assertThat(es.lastResponse.isShared(edsShared)).isTrue();
       DeltaPeer delta = new DeltaPeer(true, null, cfg);
       delta.subscribe(ResourceType.CLUSTER, "*");
       assertThat(((DeltaTypeState) delta.stream.states.get(ResourceType.CLUSTER)).clientHolds()
