@@ -27,11 +27,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
-import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.NodeTuple;
-import org.yaml.snakeyaml.nodes.ScalarNode;
-import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /**
  * Reads Meridian's config format (docs/config.md): a file, or a directory of {@code .yaml},
@@ -146,71 +142,86 @@ public final class ConfigLoader {
     }
 
     void read(String text) {
-      Node root;
-      try {
-        root = YamlTree.compose(text);
-      } catch (MarkedYAMLException e) {
-        int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
-        problem(line, "invalid YAML: " + e.getProblem()
-            + (e.getContext() != null ? " (" + e.getContext() + ")" : ""));
-        return;
-      } catch (YAMLException e) {
-        problem(1, "invalid YAML: " + e.getMessage());
-        return;
-      }
+      ConfigNode root = JsonConfig.read(text); // strict JSON: the fast path
       if (root == null) {
-        return; // an empty file contributes nothing
+        Node yaml;
+        try {
+          yaml = YamlTree.compose(text);
+        } catch (MarkedYAMLException e) {
+          int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
+          problem(line, "invalid YAML: " + e.getProblem()
+              + (e.getContext() != null ? " (" + e.getContext() + ")" : ""));
+          return;
+        } catch (YAMLException e) {
+          problem(1, "invalid YAML: " + e.getMessage());
+          return;
+        }
+        if (yaml == null) {
+          return; // an empty file contributes nothing
+        }
+        root = ConfigNode.yaml(yaml);
       }
-      if (!(root instanceof MappingNode top)) {
-        problem(YamlTree.line(root), "the top level must be a mapping with 'resources' and/or 'groups'");
+      if (root.kind() != ConfigNode.Kind.MAP) {
+        problem(root.line(), "the top level must be a mapping with 'resources' and/or 'groups'");
         return;
       }
-      for (NodeTuple t : top.getValue()) {
-        String key = ((ScalarNode) t.getKeyNode()).getValue();
+      for (ConfigNode.Entry t : root.entries()) {
+        String key = t.key();
+        if (key == null) {
+          problem(t.keyLine(), "mapping keys must be plain strings");
+          continue;
+        }
+        if (duplicate(root, t, "")) {
+          continue;
+        }
         switch (key) {
-          case "resources" -> readResources(t.getValueNode(), defaults, "resources");
-          case "groups" -> readGroups(t.getValueNode());
-          default -> problem(YamlTree.line(t.getKeyNode()), "unknown top-level key '" + key
+          case "resources" -> readResources(t.value(), defaults, "resources");
+          case "groups" -> readGroups(t.value());
+          default -> problem(t.keyLine(), "unknown top-level key '" + key
               + "' (expected one of " + TOP_LEVEL_KEYS + ")");
         }
       }
     }
 
-    void readGroups(Node node) {
-      if (isNull(node)) {
+    void readGroups(ConfigNode node) {
+      if (node.kind() == ConfigNode.Kind.NULL) {
         return;
       }
-      if (!(node instanceof SequenceNode seq)) {
-        problem(YamlTree.line(node), "'groups' must be a list");
+      if (node.kind() != ConfigNode.Kind.SEQ) {
+        problem(node.line(), "'groups' must be a list");
         return;
       }
-      for (int i = 0; i < seq.getValue().size(); i++) {
-        Node g = seq.getValue().get(i);
+      List<ConfigNode> items = node.items();
+      for (int i = 0; i < items.size(); i++) {
+        ConfigNode g = items.get(i);
         String where = "groups[" + i + "]";
-        if (!(g instanceof MappingNode m)) {
-          problem(YamlTree.line(g), where + " must be a mapping with name, match and resources");
+        if (g.kind() != ConfigNode.Kind.MAP) {
+          problem(g.line(), where + " must be a mapping with name, match and resources");
           continue;
         }
         String name = null;
-        Node match = null;
-        Node resources = null;
-        for (NodeTuple t : m.getValue()) {
-          String key = ((ScalarNode) t.getKeyNode()).getValue();
+        ConfigNode match = null;
+        ConfigNode resources = null;
+        for (ConfigNode.Entry t : g.entries()) {
+          String key = String.valueOf(t.key());
+          if (duplicate(g, t, where + ": ")) {
+            continue;
+          }
           switch (key) {
-            case "name" -> name = t.getValueNode() instanceof ScalarNode s ? s.getValue() : null;
-            case "match" -> match = t.getValueNode();
-            case "resources" -> resources = t.getValueNode();
-            default -> problem(YamlTree.line(t.getKeyNode()), where + ": unknown key '" + key
+            case "name" -> name = t.value().scalar();
+            case "match" -> match = t.value();
+            case "resources" -> resources = t.value();
+            default -> problem(t.keyLine(), where + ": unknown key '" + key
                 + "' (expected one of " + GROUP_KEYS + ")");
           }
         }
         if (name == null || name.isBlank()) {
-          problem(YamlTree.line(g), where + ": missing 'name'");
+          problem(g.line(), where + ": missing 'name'");
           continue;
         }
         where = "group '" + name + "'";
         if (name.equals(ServedConfig.DEFAULT_GROUP)) {
-          problem(YamlTree.line(g), where + ": the name '" + ServedConfig.DEFAULT_GROUP
+          problem(g.line(), where + ": the name '" + ServedConfig.DEFAULT_GROUP
               + "' is reserved for the top-level resources");
           continue;
         }
@@ -220,11 +231,11 @@ public final class ConfigLoader {
         }
         GroupDraft previous = groups.get(name);
         if (previous != null) {
-          problem(YamlTree.line(g), where + ": defined twice (first at " + previous.origin + ":"
+          problem(g.line(), where + ": defined twice (first at " + previous.origin + ":"
               + previous.line + ")");
           continue;
         }
-        GroupDraft draft = new GroupDraft(name, matcher, file.toString(), YamlTree.line(g));
+        GroupDraft draft = new GroupDraft(name, matcher, file.toString(), g.line());
         groups.put(name, draft);
         if (resources != null) {
           readResources(resources, draft, where + " resources");
@@ -232,54 +243,69 @@ public final class ConfigLoader {
       }
     }
 
-    NodeMatcher readMatch(Node match, Node group, String where) {
-      if (!(match instanceof MappingNode m) || m.getValue().isEmpty()) {
-        problem(YamlTree.line(match == null ? group : match), where
+    NodeMatcher readMatch(ConfigNode match, ConfigNode group, String where) {
+      if (match == null || match.kind() != ConfigNode.Kind.MAP || match.entries().isEmpty()) {
+        problem((match == null ? group : match).line(), where
             + ": 'match' must be a mapping with node_id and/or node_cluster globs");
         return null;
       }
       Map<String, String> globs = new HashMap<>();
-      for (NodeTuple t : m.getValue()) {
-        String key = ((ScalarNode) t.getKeyNode()).getValue();
+      for (ConfigNode.Entry t : match.entries()) {
+        String key = String.valueOf(t.key());
+        if (duplicate(match, t, where + ": match: ")) {
+          return null;
+        }
         String canonical = MATCH_KEYS.get(key);
         if (canonical == null) {
-          problem(YamlTree.line(t.getKeyNode()), where + ": unknown match key '" + key
+          problem(t.keyLine(), where + ": unknown match key '" + key
               + "' (expected node_id or node_cluster)");
           return null;
         }
-        if (!(t.getValueNode() instanceof ScalarNode s)) {
-          problem(YamlTree.line(t.getValueNode()), where + ": match." + key + " must be a string glob");
+        String glob = t.value().scalar();
+        if (glob == null) {
+          problem(t.value().line(), where + ": match." + key + " must be a string glob");
           return null;
         }
-        globs.put(canonical, s.getValue());
+        globs.put(canonical, glob);
       }
       return new NodeMatcher(globs.get("node_id"), globs.get("node_cluster"));
     }
 
-    void readResources(Node node, GroupDraft into, String where) {
-      if (isNull(node)) {
+    /** Reports {@code t} if an earlier entry of {@code map} has the same key. */
+    boolean duplicate(ConfigNode map, ConfigNode.Entry t, String where) {
+      for (ConfigNode.Entry e : map.entries()) {
+        if (e == t) {
+          return false;
+        }
+        if (java.util.Objects.equals(e.key(), t.key())) {
+          problem(t.keyLine(), where + "duplicate key '" + t.key() + "' (first at line "
+              + e.keyLine() + ")");
+          return true;
+        }
+      }
+      return false;
+    }
+
+    void readResources(ConfigNode node, GroupDraft into, String where) {
+      if (node.kind() == ConfigNode.Kind.NULL) {
         return;
       }
-      if (!(node instanceof SequenceNode seq)) {
-        problem(YamlTree.line(node), "'" + where + "' must be a list");
+      if (node.kind() != ConfigNode.Kind.SEQ) {
+        problem(node.line(), "'" + where + "' must be a list");
         return;
       }
-      for (int i = 0; i < seq.getValue().size(); i++) {
-        Node r = seq.getValue().get(i);
+      List<ConfigNode> items = node.items();
+      for (int i = 0; i < items.size(); i++) {
+        ConfigNode r = items.get(i);
         String at = where + "[" + i + "]";
-        int line = YamlTree.line(r);
-        JsonElement json;
+        int line = r.line();
+        XdsResource resource;
         try {
-          json = YamlTree.toJson(r);
+          resource = parse(r, at, line);
         } catch (YamlTree.TreeException e) {
           problem(e.line, at + ": " + e.getMessage());
           continue;
         }
-        if (!json.isJsonObject()) {
-          problem(line, at + ": a resource must be a mapping with '@type'");
-          continue;
-        }
-        XdsResource resource = parse(json.getAsJsonObject(), at, line);
         if (resource == null) {
           continue;
         }
@@ -295,8 +321,9 @@ public final class ConfigLoader {
       }
     }
 
-    XdsResource parse(JsonObject json, String at, int line) {
-      String cacheKey = json.toString();
+    /** The resource of a {@code resources} element: the last load's if its text is unchanged. */
+    XdsResource parse(ConfigNode node, String at, int line) throws YamlTree.TreeException {
+      String cacheKey = node.resourceKey();
       XdsResource cached = cache.get(cacheKey);
       if (cached == null) {
         cached = nextCache.get(cacheKey);
@@ -305,6 +332,12 @@ public final class ConfigLoader {
         nextCache.put(cacheKey, cached);
         return cached;
       }
+      JsonElement element = node.json();
+      if (!element.isJsonObject()) {
+        problem(line, at + ": a resource must be a mapping with '@type'");
+        return null;
+      }
+      JsonObject json = element.getAsJsonObject();
       String typeUrl = typeOf(json);
       if (typeUrl == null) {
         problem(line, at + ": missing '@type' (e.g. \"@type\": "
@@ -386,7 +419,4 @@ public final class ConfigLoader {
     return "";
   }
 
-  private static boolean isNull(Node node) {
-    return node instanceof ScalarNode s && s.getTag().equals(org.yaml.snakeyaml.nodes.Tag.NULL);
-  }
 }

@@ -89,8 +89,12 @@ final class YamlTree {
     final int line;
 
     TreeException(Node node, String message) {
+      this(line(node), message);
+    }
+
+    TreeException(int line, String message) {
       super(message);
-      this.line = line(node);
+      this.line = line;
     }
   }
 }

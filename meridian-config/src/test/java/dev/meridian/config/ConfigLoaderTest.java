@@ -243,4 +243,114 @@ class ConfigLoaderTest {
     assertThatThrownBy(() -> new ConfigLoader().load(dir.resolve("nope.yaml")))
         .hasMessageContaining("no such file or directory");
   }
+
+  /** Strict JSON files take the fast reader ({@link JsonConfig}); it must agree with YAML's. */
+  @org.junit.jupiter.api.Nested
+  class StrictJsonFiles {
+    static final String JSON = """
+        {"resources": [
+          {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "a\\u0041/b",
+           "connect_timeout": "2.5s", "per_connection_buffer_limit_bytes": 32768,
+           "lb_policy": "RING_HASH", "ring_hash_lb_config": {"minimum_ring_size": 1024},
+           "respect_dns_ttl": true, "load_balancing_policy": null,
+           "metadata": {"filter_metadata": {"x": {"n": -1.5e3, "s": "line\\nbreak \\"q\\"", "z": 0, "b": false}}}},
+          {"@type": "type.googleapis.com/envoy.service.discovery.v3.Resource", "ttl": "30s",
+           "resource": {"@type": "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+                        "cluster_name": "aA/b"}},
+          {"@type": "type.googleapis.com/envoy.config.listener.v3.Listener", "name": "l",
+           "filter_chains": [{"filters": [{"name": "hcm", "typed_config": {
+             "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+             "stat_prefix": "x", "rds": {"route_config_name": "r", "config_source": {"ads": {}}}}}]}]}
+        ],
+        "groups": [{"name": "g", "match": {"node_id": "canary-*"}, "resources": [
+          {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "c"}]}]}
+        """;
+
+    @Test
+    void strictJsonIsReadByTheFastReader() {
+      assertThat(JsonConfig.read(JSON)).isNotNull();
+      assertThat(JsonConfig.read("# yaml\n" + JSON)).isNull();
+      assertThat(JsonConfig.read("resources: []")).isNull();
+      assertThat(JsonConfig.read("{\"resources\": [1,]}")).isNull();
+      assertThat(JsonConfig.read("{\"a\": 01}")).isNull();
+      assertThat(JsonConfig.read("{\"a\": \"tab\there\"}")).isNull();
+    }
+
+    @Test
+    void jsonAndYamlReadersProduceTheSameResources() throws Exception {
+      ServedConfig fast = new ConfigLoader().load(write("c.json", JSON)).config();
+      // A leading comment makes it YAML (which reads JSON too): the other reader, same text.
+      ServedConfig yaml = new ConfigLoader().load(write("c.yaml", "# yaml\n" + JSON)).config();
+      for (String group : yaml.groupNames()) {
+        for (ResourceType t : ResourceType.values()) {
+          assertThat(fast.snapshot(group).get(t).resources()).as(group + " " + t)
+              .hasSameSizeAs(yaml.snapshot(group).get(t).resources());
+          yaml.snapshot(group).get(t).resources().forEach((name, r) ->
+              assertThat(fast.snapshot(group).get(t).get(name).version()).as(name).isEqualTo(r.version()));
+        }
+      }
+      assertThat(fast.defaults().get(ResourceType.CLUSTER).resources()).containsOnlyKeys("aA/b");
+      assertThat(fast.defaults().get(ResourceType.ENDPOINT).get("aA/b").ttl().getSeconds()).isEqualTo(30);
+      assertThat(fast.groupFor(Node.newBuilder().setId("canary-1").build())).isEqualTo("g");
+    }
+
+    @Test
+    void aOneResourceEditKeepsEveryOtherResourceAsItWas() throws Exception {
+      StringBuilder json = new StringBuilder("{\"resources\": [\n");
+      for (int i = 0; i < 50; i++) {
+        json.append(i == 0 ? "" : ",\n").append("{\"@type\": \"type.googleapis.com/envoy.config.cluster.v3.Cluster\", \"name\": \"c")
+            .append(i).append("\", \"connect_timeout\": \"1s\"}");
+      }
+      String before = json + "]}";
+      Path p = write("big.json", before);
+      ConfigLoader loader = new ConfigLoader();
+      ServedConfig first = loader.load(p).config();
+      Files.writeString(p, before.replace("\"c7\", \"connect_timeout\": \"1s\"", "\"c7\", \"connect_timeout\": \"2s\""));
+      ServedConfig second = loader.load(p).config();
+      assertThat(second.defaults().changedSince(first.defaults()).get(ResourceType.CLUSTER))
+          .containsExactly("c7");
+      for (int i = 0; i < 50; i++) {
+        if (i != 7) {
+          assertThat(second.defaults().get(ResourceType.CLUSTER).get("c" + i))
+              .isSameAs(first.defaults().get(ResourceType.CLUSTER).get("c" + i));
+        }
+      }
+    }
+
+    @Test
+    void problemsInAJsonFileNameTheLineOfTheResource() throws Exception {
+      Path p = write("bad.json", """
+          {
+            "resources": [
+              {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "ok"},
+
+              {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "x",
+               "conect_timeout": "1s"},
+              {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+               "name": "y", "name": "z"}
+            ],
+            "extra": 1
+          }
+          """);
+      assertThatThrownBy(() -> new ConfigLoader().load(p)).isInstanceOfSatisfying(ConfigException.class,
+          e -> assertThat(e.problems()).hasSize(3)
+              .anyMatch(m -> m.contains("bad.json:5: resources[1]") && m.contains("conect_timeout"))
+              .anyMatch(m -> m.contains("bad.json:8: resources[2]: duplicate key 'name'"))
+              .anyMatch(m -> m.contains("bad.json:10: unknown top-level key 'extra'")));
+    }
+
+    @Test
+    void aJsonFileThatIsNotStrictJsonIsStillReadAsYaml() throws Exception {
+      Path p = write("lenient.json", """
+          {"resources": [  # YAML allows comments, and unquoted keys
+            {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", name: "x"}
+          ]}
+          """);
+      assertThat(new ConfigLoader().load(p).config().defaults().get(ResourceType.CLUSTER).resources())
+          .containsOnlyKeys("x");
+      Path dup = write("dup.json", "{\"resources\": [], \"resources\": []}\n");
+      assertThatThrownBy(() -> new ConfigLoader().load(dup)).hasMessageContaining("dup.json:1:")
+          .hasMessageContaining("duplicate key");
+    }
+  }
 }
