@@ -25,6 +25,8 @@ import java.util.function.Consumer;
  */
 public final class ConfigWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());
+  private static final long QUIET_MILLIS = 15;
+  private static final long SETTLE_MAX_MILLIS = 250;
 
   private final Path path;
   private final ConfigLoader loader;
@@ -67,14 +69,16 @@ public final class ConfigWatcher implements AutoCloseable {
       try {
         WatchKey key = watchService.poll(pollMillis, TimeUnit.MILLISECONDS);
         if (key != null) {
-          // Editors write in bursts (truncate, write, rename): let the burst settle briefly.
-          Thread.sleep(50);
-          key.pollEvents();
-          key.reset();
-          WatchKey more;
-          while ((more = watchService.poll()) != null) {
-            more.pollEvents();
-            more.reset();
+          // Editors write in bursts (truncate, write, rename): wait until the burst has been
+          // quiet for QUIET_MILLIS (at most SETTLE_MAX_MILLIS), so a rename costs one short wait.
+          long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MAX_MILLIS);
+          while (key != null) {
+            key.pollEvents();
+            key.reset();
+            if (System.nanoTime() > deadline) {
+              break;
+            }
+            key = watchService.poll(QUIET_MILLIS, TimeUnit.MILLISECONDS);
           }
         }
         checkNow();

@@ -52,17 +52,34 @@ public final class XdsServices {
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
+    // One cache of request name lists for every SotW method of this server.
+    SharedNamesMarshaller requests = new SharedNamesMarshaller(
+        AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
     defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool,
-        heartbeats));
-    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats)));
+        heartbeats, requests));
+    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats,
+        requests)));
     return defs;
   }
 
   @SuppressWarnings("unchecked")
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
-      DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats) {
-    ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(sd);
+      DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats,
+      SharedNamesMarshaller requests) {
+    // The SotW methods parse requests with the shared-names marshaller: a new descriptor, same schema.
+    ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(sd.getName())
+        .setSchemaDescriptor(sd.getSchemaDescriptor());
+    List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     for (MethodDescriptor<?, ?> m : sd.getMethods()) {
+      MethodDescriptor<?, ?> bound = m.getBareMethodName().startsWith("Stream")
+          ? ((MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m).toBuilder()
+              .setRequestMarshaller(requests).build()
+          : m;
+      methods.add(bound);
+      descriptor.addMethod(bound);
+    }
+    ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(descriptor.build());
+    for (MethodDescriptor<?, ?> m : methods) {
       String method = m.getBareMethodName();
       if (method.startsWith("Stream")) {
         b.addMethod((MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m,

@@ -127,6 +127,36 @@ class ServeTest {
         .getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress().getPortValue()).isEqualTo(2000);
   }
 
+  /**
+   * A large SotW subscription (its names take the shared-names parse): the ACK repeating all of
+   * them is no change, so the next push carries only the one changed endpoint set.
+   */
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void largeSubscriptionAcksAreUnderstoodAndOnlyTheChangeIsPushed(Variant v) throws Exception {
+    StringBuilder yaml = new StringBuilder("resources:\n");
+    String[] names = new String[400];
+    for (int i = 0; i < names.length; i++) {
+      names[i] = "a-rather-long-cluster-name-" + i;
+      yaml.append(endpoints(names[i], 1000));
+    }
+    start(yaml.toString());
+    RawXdsClient a = client(v, ResourceType.ENDPOINT, "n1");
+    RawXdsClient b = client(v, ResourceType.ENDPOINT, "n2");
+    for (RawXdsClient c : List.of(a, b)) {
+      c.send(ResourceType.ENDPOINT, "", "", names);
+      DiscoveryResponse first = c.take();
+      assertThat(first.getResourcesCount()).isEqualTo(400);
+      c.ack(first, names);
+    }
+    rewrite(yaml.toString().replace(endpoints(names[7], 1000), endpoints(names[7], 2000)));
+    for (RawXdsClient c : List.of(a, b)) {
+      DiscoveryResponse next = c.take();
+      assertThat(names(next)).containsExactly(names[7]);
+      c.ack(next, names);
+    }
+  }
+
   @Test
   void reconnectAfterRestartWithTheLastVersionGetsNothing() throws Exception {
     String yaml = "resources:\n" + cluster("a", 1) + endpoints("a", 1000);

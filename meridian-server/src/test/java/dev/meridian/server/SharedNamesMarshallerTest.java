@@ -1,0 +1,105 @@
+package dev.meridian.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/** SotW ACKs repeat the whole subscription; clients sending the same names share one decoded list. */
+class SharedNamesMarshallerTest {
+  final SharedNamesMarshaller marshaller = new SharedNamesMarshaller(
+      AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+
+  static List<String> names(int n, String prefix) {
+    return IntStream.range(0, n).mapToObj(i -> prefix + i).toList();
+  }
+
+  static DiscoveryRequest ack(String node, String nonce, List<String> names) {
+    return DiscoveryRequest.newBuilder().setNode(Node.newBuilder().setId(node))
+        .setTypeUrl("type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment")
+        .setVersionInfo("v1").setResponseNonce(nonce).addAllResourceNames(names).build();
+  }
+
+  DiscoveryRequest roundTrip(DiscoveryRequest r) {
+    return marshaller.parse(new ByteArrayInputStream(r.toByteArray()));
+  }
+
+  @Test
+  void clientsSendingTheSameLargeListShareOneDecodedList() {
+    List<String> names = names(1000, "cluster-");
+    DiscoveryRequest a = ack("node-a", "1", names);
+    DiscoveryRequest b = ack("node-b", "7", names);
+    DiscoveryRequest parsedA = roundTrip(a);
+    DiscoveryRequest parsedB = roundTrip(b);
+    assertThat(parsedA).isEqualTo(a);
+    assertThat(parsedB).isEqualTo(b);
+    for (int i = 0; i < 1000; i += 99) {
+      assertThat(parsedB.getResourceNames(i)).isSameAs(parsedA.getResourceNames(i));
+    }
+    assertThat(marshaller.cachedLists()).isEqualTo(1);
+  }
+
+  @Test
+  void smallRequestsAndOtherListsParseAsUsual() {
+    DiscoveryRequest small = ack("n", "1", List.of("a", "b"));
+    assertThat(roundTrip(small)).isEqualTo(small);
+    DiscoveryRequest other = ack("n", "2", names(1000, "other-"));
+    assertThat(roundTrip(other)).isEqualTo(other);
+    DiscoveryRequest empty = ack("n", "3", List.of());
+    assertThat(roundTrip(empty)).isEqualTo(empty);
+  }
+
+  @Test
+  void namesInTwoRunsAmongOtherFieldsAreKeptInOrder() throws Exception {
+    // Field order is free on the wire: names, then type_url, then more names.
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CodedOutputStream o = CodedOutputStream.newInstance(out);
+    for (String n : names(500, "first-")) {
+      o.writeString(DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, n);
+    }
+    o.writeString(DiscoveryRequest.TYPE_URL_FIELD_NUMBER, "t");
+    for (String n : names(500, "second-")) {
+      o.writeString(DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, n);
+    }
+    o.flush();
+    byte[] bytes = out.toByteArray();
+    DiscoveryRequest parsed = marshaller.parse(new ByteArrayInputStream(bytes));
+    assertThat(parsed).isEqualTo(DiscoveryRequest.parseFrom(bytes));
+    assertThat(parsed.getResourceNamesList()).hasSize(1000).startsWith("first-0").endsWith("second-499");
+    assertThat(parsed.getTypeUrl()).isEqualTo("t");
+  }
+
+  @Test
+  void theCacheIsBounded() {
+    for (int i = 0; i < 200; i++) {
+      roundTrip(ack("n", "1", names(500, "set-" + i + "-")));
+    }
+    assertThat(marshaller.cachedLists()).isLessThanOrEqualTo(64);
+  }
+
+  @Test
+  void aBrokenRequestIsAnInternalErrorOfThatCallOnly() {
+    byte[] bytes = ack("n", "1", names(1000, "cluster-")).toByteArray();
+    byte[] truncated = java.util.Arrays.copyOf(bytes, bytes.length / 2); // cut inside the names
+    assertThatThrownBy(() -> marshaller.parse(new ByteArrayInputStream(truncated)))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL));
+    // An unknown field is kept, as the plain parse keeps it.
+    DiscoveryRequest withUnknown = ack("n", "1", names(1000, "cluster-")).toBuilder()
+        .setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder().addField(99,
+            com.google.protobuf.UnknownFieldSet.Field.newBuilder()
+                .addLengthDelimited(ByteString.copyFromUtf8("x")).build()).build()).build();
+    assertThat(roundTrip(withUnknown)).isEqualTo(withUnknown);
+  }
+}
