@@ -50,9 +50,11 @@ public final class ConfigLoader {
   private Map<String, XdsResource> cache = new HashMap<>();
 
   /** The result of a successful load. */
-  public record Loaded(ServedConfig config, List<Path> files, int resources, int groups) {}
+  public record Loaded(ServedConfig config, List<Path> files, int resources, int groups,
+      long loadMillis) {}
 
   public Loaded load(Path path) throws ConfigException {
+    long started = System.nanoTime();
     List<Path> files = files(path);
     Map<String, XdsResource> nextCache = new HashMap<>();
     List<String> problems = new ArrayList<>();
@@ -79,7 +81,7 @@ public final class ConfigLoader {
     }
     cache = nextCache;
     return new Loaded(new ServedConfig(Snapshot.of(defaults.resources), built), files, count,
-        built.size());
+        built.size(), (System.nanoTime() - started) / 1_000_000);
   }
 
   /** The config files at {@code path}: the file itself, or a directory's config files, sorted. */

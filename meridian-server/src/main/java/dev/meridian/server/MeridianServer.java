@@ -176,12 +176,15 @@ public final class MeridianServer implements AutoCloseable {
             "config rejected (--reference-check reject), still serving the last good config");
         return;
       }
+      long pushStarted = System.nanoTime();
       int changed = hub.update(loaded.config());
+      long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
       warnGrpcProfile(loaded.config());
       hub.metrics().reload(true);
       LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
-          .kv("files", loaded.files().size()).kv("changed", changed).toString());
+          .kv("files", loaded.files().size()).kv("changed", changed)
+          .kv("load_ms", loaded.loadMillis()).kv("dispatch_ms", pushMillis).toString());
     }, error -> {
       hub.metrics().reload(false);
       LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
