@@ -105,8 +105,10 @@ final class SotwTypeState extends TypeState {
         }
       });
     }
-    for (String n : change.added()) {
-      edit.remove(n);
+    if (!sent.isEmpty()) {
+      for (String n : change.added()) {
+        edit.remove(n);
+      }
     }
     sent = edit.commit();
     dropped(gone);
@@ -147,7 +149,9 @@ final class SotwTypeState extends TypeState {
       VersionMap before = sent;
       boolean whole = view.isShared(snapshot.versionMap());
       boolean list = !whole || ttlEnabled(); // a whole type goes out as the snapshot's own list
-      if (list || onSent != null) {
+      if (!list && onSent != null && before.isEmpty()) {
+        snapshot.resources().values().forEach(onSent); // the whole type, all new to the client
+      } else if (list || onSent != null) {
         view.forEach((n, v) -> {
           XdsResource r = snapshot.get(n);
           if (list) {
@@ -164,6 +168,17 @@ final class SotwTypeState extends TypeState {
       }
       sent = view;
       lastResponse = view;
+    } else if (dirtyAll && sent.isEmpty() && view(snapshot).isShared(snapshot.versionMap())) {
+      // The first answer to a client that asks for the whole type (every EDS name, say): it is
+      // the snapshot itself, shared, with no per-name bookkeeping.
+      clearDirty();
+      resources.addAll(snapshot.resources().values());
+      if (onSent != null) {
+        resources.forEach(onSent);
+      }
+      bodies = snapshot.anys();
+      sent = VersionMap.shared(snapshot.versionMap());
+      lastResponse = sent;
     } else {
       Collection<String> candidates = dirtyAll ? candidates(snapshot) : new ArrayList<>(dirty);
       clearDirty();
@@ -241,8 +256,9 @@ final class SotwTypeState extends TypeState {
 
   /** The existing resources this subscription covers, as name → version. */
   private VersionMap view(TypeSnapshot snapshot) {
-    if (subscription.isWildcard() && subscription.names().stream().allMatch(n -> snapshot.get(n) != null)) {
-      return VersionMap.shared(snapshot.versionMap());
+    Set<String> names = subscription.names();
+    if (subscription.isWildcard() ? snapshot.hasAll(names) : snapshot.hasExactly(names)) {
+      return VersionMap.shared(snapshot.versionMap()); // the whole type (O(1) for shared sets)
     }
     VersionMap.Editor view = VersionMap.EMPTY.edit();
     if (subscription.isWildcard()) {

@@ -26,6 +26,8 @@ public final class Subscription {
    * strings in place instead of 10,000 hash lookups.
    */
   private List<String> lastRequest;
+  /** The interned form of the current names when they came from one large SotW request. */
+  private Interned interned;
   private static final int INTERN_FROM = 64;
   private static final java.util.Map<Object, java.lang.ref.WeakReference<Object>> INTERNED =
       new java.util.WeakHashMap<>();
@@ -50,15 +52,23 @@ public final class Subscription {
     if (!requested.isEmpty()) {
       everNamed = true;
     }
-    explicitWildcard = requested.contains(WILDCARD);
-    Set<String> next = new HashSet<>(requested.size() * 4 / 3 + 1);
-    for (String n : requested) {
-      if (!n.equals(WILDCARD)) {
-        next.add(n);
-      }
+    if (requested.size() >= INTERN_FROM) {
+      // Clients with the same large subscription share its list, set and fingerprint.
+      Interned in = Interned.of(requested);
+      lastRequest = in.list;
+      interned = in;
+      explicitWildcard = in.star;
+      names = in.set;
+    } else {
+      lastRequest = null;
+    interned = null;
+      interned = null;
+      explicitWildcard = requested.contains(WILDCARD);
+      names = withoutWildcard(requested);
     }
-    names = intern(next);
-    lastRequest = requested.size() < INTERN_FROM ? null : intern(List.copyOf(requested));
+    if (before.isEmpty() || names.isEmpty()) {
+      return change(wasWildcard, names, before); // all new, or all gone: no set to build
+    }
     Set<String> added = new LinkedHashSet<>();
     for (String n : names) {
       if (!before.contains(n)) {
@@ -72,6 +82,58 @@ public final class Subscription {
       }
     }
     return change(wasWildcard, added, removed);
+  }
+
+  private static Set<String> withoutWildcard(List<String> requested) {
+    Set<String> next = new HashSet<>(requested.size() * 4 / 3 + 1);
+    for (String n : requested) {
+      if (!n.equals(WILDCARD)) {
+        next.add(n);
+      }
+    }
+    return intern(next);
+  }
+
+  /** A large SotW request's names, interned: its list, its set without {@code *}, fingerprints. */
+  private static final class Interned {
+    private static final java.util.Map<List<String>, java.lang.ref.WeakReference<Interned>> ALL =
+        new java.util.WeakHashMap<>();
+    final List<String> list;
+    final Set<String> set;
+    final boolean star;
+    private volatile String fingerprintNamed;
+    private volatile String fingerprintWildcard;
+
+    private Interned(List<String> list) {
+      this.list = list;
+      this.set = withoutWildcard(list);
+      this.star = list.contains(WILDCARD);
+    }
+
+    static Interned of(List<String> requested) {
+      synchronized (ALL) {
+        java.lang.ref.WeakReference<Interned> ref = ALL.get(requested);
+        Interned in = ref == null ? null : ref.get();
+        if (in == null) {
+          in = new Interned(List.copyOf(requested));
+          ALL.put(in.list, new java.lang.ref.WeakReference<>(in)); // the key lives as long as `in`
+        }
+        return in;
+      }
+    }
+
+    String fingerprint(boolean wildcard) {
+      String f = wildcard ? fingerprintWildcard : fingerprintNamed;
+      if (f == null) {
+        f = Subscription.fingerprint(set, wildcard);
+        if (wildcard) {
+          fingerprintWildcard = f;
+        } else {
+          fingerprintNamed = f;
+        }
+      }
+      return f;
+    }
   }
 
   private boolean unchanged(List<String> requested) {
@@ -113,11 +175,6 @@ public final class Subscription {
       return Set.copyOf(set);
     }
     return shared(Collections.unmodifiableSet(set));
-  }
-
-  /** The same for a large request's name list (immutable). */
-  private static List<String> intern(List<String> list) {
-    return shared(list);
   }
 
   @SuppressWarnings("unchecked")
@@ -166,6 +223,7 @@ public final class Subscription {
       this.names = intern(names);
     }
     lastRequest = null;
+    interned = null;
     return change(wasWildcard, added, removed);
   }
 
@@ -183,14 +241,19 @@ public final class Subscription {
   public String fingerprint() {
     String f = fingerprint;
     if (f == null) {
-      java.util.TreeMap<String, String> sorted = new java.util.TreeMap<>();
-      for (String n : names) {
-        sorted.put(n, "");
-      }
-      sorted.put("\u0000wildcard", isWildcard() ? "1" : "0");
-      fingerprint = f = Versions.ofView(sorted);
+      Interned in = interned;
+      fingerprint = f = in != null ? in.fingerprint(isWildcard()) : fingerprint(names, isWildcard());
     }
     return f;
+  }
+
+  private static String fingerprint(Set<String> names, boolean wildcard) {
+    java.util.TreeMap<String, String> sorted = new java.util.TreeMap<>();
+    for (String n : names) {
+      sorted.put(n, "");
+    }
+    sorted.put("\u0000wildcard", wildcard ? "1" : "0");
+    return Versions.ofView(sorted);
   }
 
   public boolean isWildcard() {

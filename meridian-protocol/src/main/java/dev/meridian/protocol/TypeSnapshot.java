@@ -104,6 +104,36 @@ public final class TypeSnapshot {
     return a;
   }
 
+  /** The last large name set asked about in {@link #hasAll} and the answer (sets are interned). */
+  private volatile Object[] hasAllMemo;
+
+  /** Whether every one of {@code names} is a resource here; O(1) again for the same (shared) set. */
+  public boolean hasAll(Set<String> names) {
+    if (names.size() > byName.size()) {
+      return false;
+    }
+    Object[] memo = hasAllMemo;
+    if (memo != null && memo[0] == names) {
+      return (Boolean) memo[1];
+    }
+    boolean all = true;
+    for (String n : names) {
+      if (!byName.containsKey(n)) {
+        all = false;
+        break;
+      }
+    }
+    if (names.size() >= 64) {
+      hasAllMemo = new Object[] {names, all};
+    }
+    return all;
+  }
+
+  /** Whether {@code names} are exactly this snapshot's resource names. */
+  public boolean hasExactly(Set<String> names) {
+    return names.size() == byName.size() && hasAll(names);
+  }
+
   /** The view-version of all resources of this type (see {@link Versions#ofView}). */
   public String version() {
     return version;

@@ -121,7 +121,11 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       if (type == ResourceType.CLUSTER) {
         state.onSent = this::clusterSent;
       } else if (type == ResourceType.ENDPOINT) {
-        state.onSent = r -> awaitedEndpoints.remove(r.name());
+        state.onSent = r -> {
+          if (!awaitedEndpoints.isEmpty()) {
+            awaitedEndpoints.remove(r.name());
+          }
+        };
       } else if (type == ResourceType.LISTENER) {
         state.onSent = this::listenerSent;
       }

@@ -53,28 +53,38 @@ public final class XdsServices {
       HeartbeatPolicy heartbeats) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     // One cache of request name lists for every SotW method of this server.
-    SharedNamesMarshaller requests = new SharedNamesMarshaller(
-        AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+    // And one cache each of whole-type response bodies encoded once (SotW, Delta).
+    Marshallers m = new Marshallers(
+        new SharedNamesMarshaller(
+            AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller()),
+        SharedBodyMarshaller.sotw(
+            AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getResponseMarshaller()),
+        SharedBodyMarshaller.delta(
+            AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getResponseMarshaller()));
     defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool,
-        heartbeats, requests));
-    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats,
-        requests)));
+        heartbeats, m));
+    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats, m)));
     return defs;
   }
 
   @SuppressWarnings("unchecked")
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
       DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats,
-      SharedNamesMarshaller requests) {
+      Marshallers marshallers) {
     // The SotW methods parse requests with the shared-names marshaller: a new descriptor, same schema.
     ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(sd.getName())
         .setSchemaDescriptor(sd.getSchemaDescriptor());
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
     for (MethodDescriptor<?, ?> m : sd.getMethods()) {
-      MethodDescriptor<?, ?> bound = m.getBareMethodName().startsWith("Stream")
-          ? ((MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m).toBuilder()
-              .setRequestMarshaller(requests).build()
-          : m;
+      MethodDescriptor<?, ?> bound = m;
+      if (m.getBareMethodName().startsWith("Stream")) {
+        bound = ((MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m).toBuilder()
+            .setRequestMarshaller(marshallers.requests())
+            .setResponseMarshaller(marshallers.sotw()).build();
+      } else if (m.getBareMethodName().startsWith("Delta")) {
+        bound = ((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m).toBuilder()
+            .setResponseMarshaller(marshallers.delta()).build();
+      }
       methods.add(bound);
       descriptor.addMethod(bound);
     }
@@ -99,6 +109,10 @@ public final class XdsServices {
     }
     return b.build();
   }
+
+  /** The marshallers every xDS service of one server shares (and their caches). */
+  private record Marshallers(SharedNamesMarshaller requests,
+      SharedBodyMarshaller<DiscoveryResponse> sotw, SharedBodyMarshaller<DeltaDiscoveryResponse> delta) {}
 
   private static ServerCallHandler<Object, Object> unimplemented(MethodDescriptor<?, ?> m) {
     String why = m.getFullMethodName() + " is not served by this Meridian version";
