@@ -48,6 +48,11 @@ final class DeltaTypeState extends TypeState {
   }
 
   @Override
+  void forgetAll() {
+    held = VersionMap.EMPTY;
+  }
+
+  @Override
   VersionMap clientHolds() {
     return held;
   }
@@ -125,6 +130,27 @@ final class DeltaTypeState extends TypeState {
   void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
     if (subscription.isWildcard() && subscription.names().isEmpty() && mustAnswer.isEmpty()) {
       respondWildcard(snapshot, nonces, out);
+      return;
+    }
+    if (dirtyAll && held.isEmpty() && mustAnswer.isEmpty() && type != ResourceType.VIRTUAL_HOST
+        && !subscription.names().isEmpty() && snapshot.hasExactly(subscription.names())) {
+      // The first answer to a client that names every resource of the type (all EDS names, say):
+      // the whole snapshot, shared, with no per-name bookkeeping.
+      clearDirty();
+      held = VersionMap.shared(snapshot.versionMap());
+      java.util.Collection<XdsResource> all = snapshot.resources().values();
+      if (onSent != null) {
+        all.forEach(onSent);
+      }
+      systemVersion = snapshot.version();
+      lastResponse = held;
+      sentNow(all);
+      out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
+          .setSystemVersionInfo(systemVersion)
+          .setTypeUrl(type.typeUrl())
+          .setNonce(mint(nonces))
+          .addAllResources(snapshot.wrapped(features.resourceTtl()))
+          .build()));
       return;
     }
     Set<String> candidates = new LinkedHashSet<>();

@@ -56,6 +56,14 @@ final class SotwTypeState extends TypeState {
   }
 
   @Override
+  void forgetAll() {
+    sent = VersionMap.EMPTY;
+    if (type.fullStateInSotw()) {
+      owesResponse = true;
+    }
+  }
+
+  @Override
   VersionMap clientHolds() {
     return sent;
   }

@@ -104,17 +104,24 @@ public final class TypeSnapshot {
     return a;
   }
 
-  /** The last large name set asked about in {@link #hasAll} and the answer (sets are interned). */
-  private volatile Object[] hasAllMemo;
+  /** Recent large name sets asked about in {@link #hasAll}, with the answers (sets are interned). */
+  private final Object[][] hasAllMemo = new Object[4][];
+  private int hasAllNext;
 
   /** Whether every one of {@code names} is a resource here; O(1) again for the same (shared) set. */
   public boolean hasAll(Set<String> names) {
     if (names.size() > byName.size()) {
       return false;
     }
-    Object[] memo = hasAllMemo;
-    if (memo != null && memo[0] == names) {
-      return (Boolean) memo[1];
+    boolean large = names.size() >= 64;
+    if (large) {
+      synchronized (hasAllMemo) {
+        for (Object[] m : hasAllMemo) {
+          if (m != null && m[0] == names) {
+            return (Boolean) m[1];
+          }
+        }
+      }
     }
     boolean all = true;
     for (String n : names) {
@@ -123,8 +130,11 @@ public final class TypeSnapshot {
         break;
       }
     }
-    if (names.size() >= 64) {
-      hasAllMemo = new Object[] {names, all};
+    if (large) {
+      synchronized (hasAllMemo) {
+        hasAllMemo[hasAllNext] = new Object[] {names, all};
+        hasAllNext = (hasAllNext + 1) % hasAllMemo.length;
+      }
     }
     return all;
   }

@@ -106,8 +106,8 @@ abstract class TypeState {
     if (!started) {
       return;
     }
-    if (changed == null) {
-      dirtyAll = true;
+    if (changed == null || replacesState()) {
+      dirtyAll = true; // a full-state answer is the whole subscribed state: names do not matter
     } else {
       dirty.addAll(changed);
     }
@@ -148,6 +148,14 @@ abstract class TypeState {
     if (resendOnAsk.isEmpty()) {
       return;
     }
+    if (resendOnAsk.size() >= clientHolds().size() && resendsAllHeld()) {
+      // Every resource the client holds is to be resent (every cluster changed, say): forget
+      // them at once; the answer is then the whole subscribed state, shared when it can be.
+      resendOnAsk.clear();
+      forgetAll();
+      dirtyAll = true;
+      return;
+    }
     List<String> names = new java.util.ArrayList<>();
     for (String n : resendOnAsk) {
       if (subscription.covers(n)) {
@@ -159,8 +167,17 @@ abstract class TypeState {
     dirty.addAll(names);
   }
 
+  private boolean resendsAllHeld() {
+    boolean[] all = {true};
+    clientHolds().forEach((k, v) -> all[0] = all[0] && resendOnAsk.contains(k));
+    return all[0];
+  }
+
   /** Forgets that the client holds these keys, so that they are sent again. */
   abstract void forget(java.util.Collection<String> keys);
+
+  /** Forgets everything the client holds of this type, so that all of it is sent again. */
+  abstract void forgetAll();
 
   /** Whether a response is due even without changes (e.g. a full-state type's first answer). */
   boolean owesResponse() {

@@ -269,7 +269,11 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
         if (s == null || !changed.containsKey(t)) {
           continue;
         }
-        for (String n : changed.get(t)) {
+        Set<String> names = changed.get(t);
+        if (s.lingering.isEmpty() && snapshot.get(t).hasAll(names)) {
+          continue; // changed, none removed: nothing lingers (checked once per shared change)
+        }
+        for (String n : names) {
           XdsResource before = previous.get(t).get(n);
           if (snapshot.get(t).get(n) != null) {
             s.lingering.remove(n);
