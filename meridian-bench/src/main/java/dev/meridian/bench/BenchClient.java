@@ -1,21 +1,14 @@
 package dev.meridian.bench;
 
-import com.google.protobuf.Any;
-import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
-import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -39,8 +32,9 @@ final class BenchClient {
     final List<String> names;
     final DiscoveryRequest sotwEds;
     final DeltaDiscoveryRequest deltaEds;
-    /** The ADS method with a request marshaller that sends the EDS names from pre-encoded bytes. */
-    final io.grpc.MethodDescriptor<DiscoveryRequest, DiscoveryResponse> sotwMethod;
+    /** The ADS methods: requests with pre-encoded EDS names; responses read as {@link LightResponse}. */
+    final io.grpc.MethodDescriptor<DiscoveryRequest, LightResponse> sotwMethod;
+    final io.grpc.MethodDescriptor<DeltaDiscoveryRequest, LightResponse> deltaMethod;
 
     Shared(int clusters) {
       this.clusters = clusters;
@@ -53,8 +47,11 @@ final class BenchClient {
       this.deltaEds = DeltaDiscoveryRequest.newBuilder().setTypeUrl(EDS)
           .addAllResourceNamesSubscribe(names).build();
       var ads = AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod();
-      this.sotwMethod = ads.toBuilder()
-          .setRequestMarshaller(new PreEncodedNames(ads.getRequestMarshaller(), sotwEds)).build();
+      this.sotwMethod = ads.toBuilder(new PreEncodedNames(ads.getRequestMarshaller(), sotwEds),
+          LightResponse.SOTW).build();
+      var deltaAds = AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod();
+      this.deltaMethod = deltaAds.toBuilder(deltaAds.getRequestMarshaller(), LightResponse.DELTA)
+          .build();
     }
   }
 
@@ -147,11 +144,11 @@ final class BenchClient {
 
   void start() {
     Node node = Node.newBuilder().setId("bench-" + id).setCluster("bench").build();
-    var stub = AggregatedDiscoveryServiceGrpc.newStub(channel);
     if (delta) {
-      deltaOut = stub.deltaAggregatedResources(new StreamObserver<>() {
+      deltaOut = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
+          channel.newCall(shared.deltaMethod, io.grpc.CallOptions.DEFAULT), new StreamObserver<>() {
         @Override
-        public void onNext(DeltaDiscoveryResponse r) {
+        public void onNext(LightResponse r) {
           onDelta(r);
         }
 
@@ -168,7 +165,7 @@ final class BenchClient {
       sotw = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
           channel.newCall(shared.sotwMethod, io.grpc.CallOptions.DEFAULT), new StreamObserver<>() {
         @Override
-        public void onNext(DiscoveryResponse r) {
+        public void onNext(LightResponse r) {
           onSotw(r);
         }
 
@@ -184,21 +181,21 @@ final class BenchClient {
     }
   }
 
-  private synchronized void onSotw(DiscoveryResponse r) {
-    bytes += r.getSerializedSize();
+  private synchronized void onSotw(LightResponse r) {
+    bytes += r.size;
     responses++;
-    boolean isCds = r.getTypeUrl().equals(CDS);
-    for (Any a : r.getResourcesList()) {
-      record(isCds, indexOf(a.getValue()), a.getValue());
+    boolean isCds = r.typeUrl.equals(CDS);
+    for (int k = 0; k < r.count; k++) {
+      record(isCds, r, k);
     }
     check(); // the client has what it received now: its own ACK (170 KB at 10,000 names) comes after
     if (isCds) {
-      sotw.onNext(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setVersionInfo(r.getVersionInfo())
-          .setResponseNonce(r.getNonce()).build());
+      sotw.onNext(DiscoveryRequest.newBuilder().setTypeUrl(CDS).setVersionInfo(r.version)
+          .setResponseNonce(r.nonce).build());
       if (!edsSubscribed) {
         edsSubscribed = true;
         sotw.onNext(shared.sotwEds);
-      } else if (r.getResourcesCount() > 0) {
+      } else if (r.count > 0) {
         // Like Envoy: updated clusters warm and (re)subscribe their endpoints, which repeats the
         // EDS request with the last accepted version and nonce.
         sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(edsVersion)
@@ -206,34 +203,35 @@ final class BenchClient {
       }
     } else {
       // A SotW ACK repeats the whole subscription.
-      edsVersion = r.getVersionInfo();
-      edsNonce = r.getNonce();
+      edsVersion = r.version;
+      edsNonce = r.nonce;
       sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(edsVersion)
           .setResponseNonce(edsNonce).build());
     }
   }
 
-  private synchronized void onDelta(DeltaDiscoveryResponse r) {
-    bytes += r.getSerializedSize();
+  private synchronized void onDelta(LightResponse r) {
+    bytes += r.size;
     responses++;
-    boolean isCds = r.getTypeUrl().equals(CDS);
-    for (Resource res : r.getResourcesList()) {
-      record(isCds, indexOf(res.getName()), res.getResource().getValue());
+    boolean isCds = r.typeUrl.equals(CDS);
+    for (int k = 0; k < r.count; k++) {
+      record(isCds, r, k);
     }
     check();
-    deltaOut.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
-        .setResponseNonce(r.getNonce()).build());
+    deltaOut.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.typeUrl)
+        .setResponseNonce(r.nonce).build());
     if (isCds && !edsSubscribed) {
       edsSubscribed = true;
       deltaOut.onNext(shared.deltaEds);
-    } else if (isCds && r.getResourcesCount() > 0) {
+    } else if (isCds && r.count > 0) {
       // As in SotW: the updated (warming) clusters ask for their endpoints again.
       deltaOut.onNext(shared.deltaEds);
     }
   }
 
   /** Marks a received resource; checks the content where the event's goal depends on it. */
-  private void record(boolean isCds, int index, ByteString value) {
+  private void record(boolean isCds, LightResponse r, int k) {
+    int index = r.index(k);
     if (index < 0 || index >= shared.clusters) {
       mismatches++;
       return;
@@ -242,14 +240,14 @@ final class BenchClient {
       if (isCds) {
         // Every cluster changes together: check the first of each response (cheap), count all.
         if (goal == Goal.ALL_CLUSTERS && cds.isEmpty()
-            && Cluster.parseFrom(value).getConnectTimeout().getSeconds() != expectGen) {
+            && Cluster.parseFrom(r.body(k)).getConnectTimeout().getSeconds() != expectGen) {
           mismatches++;
           return;
         }
         cds.set(index);
       } else {
         if (goal == Goal.ONE_ENDPOINT && index == endpointIndex) {
-          ClusterLoadAssignment cla = ClusterLoadAssignment.parseFrom(value);
+          ClusterLoadAssignment cla = ClusterLoadAssignment.parseFrom(r.body(k));
           if (cla.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress()
               .getPortValue() != expectGen) {
             mismatches++;
@@ -315,30 +313,5 @@ final class BenchClient {
       // the stream may already be gone
     }
     channel.shutdownNow();
-  }
-
-  /** The index of {@code cluster-<i>} from a resource's bytes: its name is field 1 (first). */
-  static int indexOf(ByteString value) {
-    try {
-      CodedInputStream in = value.newCodedInput();
-      int tag = in.readTag();
-      if (tag != ((1 << 3) | 2)) {
-        return -1;
-      }
-      return indexOf(in.readStringRequireUtf8());
-    } catch (IOException e) {
-      return -1;
-    }
-  }
-
-  static int indexOf(String name) {
-    if (!name.startsWith(Fleet.PREFIX)) {
-      return -1;
-    }
-    try {
-      return Integer.parseInt(name, Fleet.PREFIX.length(), name.length(), 10);
-    } catch (NumberFormatException e) {
-      return -1;
-    }
   }
 }

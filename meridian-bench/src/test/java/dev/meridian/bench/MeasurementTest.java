@@ -73,10 +73,45 @@ class MeasurementTest {
   }
 
   @Test
-  void readsResourceNamesWithoutParsingTheResource() {
+  void readsResourceNamesWithoutParsingTheResource() throws Exception {
     Fleet fleet = new Fleet(20, 2);
-    assertThat(BenchClient.indexOf(fleet.cluster(17).toByteString())).isEqualTo(17);
-    assertThat(BenchClient.indexOf(fleet.endpoints(3).toByteString())).isEqualTo(3);
-    assertThat(BenchClient.indexOf("other-3")).isEqualTo(-1);
+    byte[] c = fleet.cluster(17).toByteArray();
+    assertThat(LightResponse.nameIndex(c, 0, c.length)).isEqualTo(17);
+    byte[] e = fleet.endpoints(3).toByteArray();
+    assertThat(LightResponse.nameIndex(e, 0, e.length)).isEqualTo(3);
+    byte[] other = io.envoyproxy.envoy.config.cluster.v3.Cluster.newBuilder().setName("other-3").build().toByteArray();
+    assertThat(LightResponse.nameIndex(other, 0, other.length)).isEqualTo(-1);
+  }
+
+  @Test
+  void lightResponsesReadWhatTheProtobufParserReads() throws Exception {
+    Fleet fleet = new Fleet(30, 2);
+    var sotw = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+        .setVersionInfo("v1").setTypeUrl(BenchClient.EDS).setNonce("7");
+    var delta = io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse.newBuilder()
+        .setSystemVersionInfo("s1").setTypeUrl(BenchClient.CDS).setNonce("8").addRemovedResources("gone");
+    for (int i = 0; i < 30; i++) {
+      sotw.addResources(com.google.protobuf.Any.pack(fleet.endpoints(i)));
+      delta.addResources(io.envoyproxy.envoy.service.discovery.v3.Resource.newBuilder()
+          .setName(Fleet.name(i)).setVersion("x" + i)
+          .setResource(com.google.protobuf.Any.pack(fleet.cluster(i))));
+    }
+    byte[] sotwBytes = sotw.build().toByteArray();
+    LightResponse s = LightResponse.read(sotwBytes, false);
+    assertThat(s.typeUrl).isEqualTo(BenchClient.EDS);
+    assertThat(s.version).isEqualTo("v1");
+    assertThat(s.nonce).isEqualTo("7");
+    assertThat(s.size).isEqualTo(sotwBytes.length);
+    assertThat(s.count).isEqualTo(30);
+    LightResponse d = LightResponse.read(delta.build().toByteArray(), true);
+    assertThat(d.version).isEqualTo("s1");
+    assertThat(d.count).isEqualTo(30);
+    for (int i = 0; i < 30; i++) {
+      assertThat(s.index(i)).isEqualTo(i);
+      assertThat(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.parseFrom(s.body(i)))
+          .isEqualTo(fleet.endpoints(i));
+      assertThat(d.index(i)).isEqualTo(i);
+      assertThat(io.envoyproxy.envoy.config.cluster.v3.Cluster.parseFrom(d.body(i))).isEqualTo(fleet.cluster(i));
+    }
   }
 }
