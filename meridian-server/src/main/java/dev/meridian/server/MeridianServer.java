@@ -220,7 +220,11 @@ public final class MeridianServer implements AutoCloseable {
         .permitKeepAliveWithoutCalls(true)
         .keepAliveTime(options.keepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveTimeout(options.keepAliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
-        .maxInboundMessageSize(64 * 1024 * 1024);
+        .maxInboundMessageSize(64 * 1024 * 1024)
+        // Every handler only hands work to its stream's serial executor: run gRPC callbacks on
+        // the transport threads instead of hopping through another pool first (one less thread
+        // hand-off per request; at 10,000 streams that is most of an ACK's cost).
+        .directExecutor();
     if (options.maxConnectionAge() != null) {
       b.maxConnectionAge(options.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
           .maxConnectionAgeGrace(options.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
