@@ -139,9 +139,7 @@ final class DeltaTypeState extends TypeState {
       clearDirty();
       held = VersionMap.shared(snapshot.versionMap());
       java.util.Collection<XdsResource> all = snapshot.resources().values();
-      if (onSent != null) {
-        all.forEach(onSent);
-      }
+      sentWhole(snapshot);
       systemVersion = snapshot.version();
       lastResponse = held;
       sentNow(all);
@@ -284,7 +282,9 @@ final class DeltaTypeState extends TypeState {
       removed.forEach(n -> c.put(n, ABSENT));
       carried = c.commit();
     }
-    if (onSent != null) {
+    if (whole) {
+      sentWhole(snapshot);
+    } else if (onSent != null) {
       bodies.forEach(onSent);
     }
     systemVersion = snapshot.version();

@@ -158,7 +158,11 @@ final class SotwTypeState extends TypeState {
       boolean whole = view.isShared(snapshot.versionMap());
       boolean list = !whole || ttlEnabled(); // a whole type goes out as the snapshot's own list
       if (!list && onSent != null && before.isEmpty()) {
-        snapshot.resources().values().forEach(onSent); // the whole type, all new to the client
+        sentWhole(snapshot); // the whole type, all new to the client
+      } else if (!list && onSent != null && before.sharedBase() != null) {
+        // In sync with an earlier snapshot, as every client is after a reload: what changed is
+        // the same for all of them, computed once.
+        sentShared(snapshot.changedFrom(before.sharedBase()));
       } else if (list || onSent != null) {
         view.forEach((n, v) -> {
           XdsResource r = snapshot.get(n);
@@ -181,9 +185,7 @@ final class SotwTypeState extends TypeState {
       // the snapshot itself, shared, with no per-name bookkeeping.
       clearDirty();
       resources.addAll(snapshot.resources().values());
-      if (onSent != null) {
-        resources.forEach(onSent);
-      }
+      sentWhole(snapshot);
       bodies = snapshot.anys();
       sent = VersionMap.shared(snapshot.versionMap());
       lastResponse = sent;

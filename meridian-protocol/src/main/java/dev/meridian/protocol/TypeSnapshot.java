@@ -139,6 +139,39 @@ public final class TypeSnapshot {
     return all;
   }
 
+  /** Recent answers of {@link #changedFrom}, by the identity of the older map. */
+  private final Object[][] changedFromMemo = new Object[2][];
+  private int changedFromNext;
+
+  /**
+   * The resources whose version differs from {@code older} (a version map shared by the clients
+   * that were in sync with an earlier snapshot), in name order. Every such client asks the same
+   * question after a reload, so the answer is computed once and shared.
+   */
+  public List<XdsResource> changedFrom(Map<String, String> older) {
+    synchronized (changedFromMemo) {
+      for (Object[] m : changedFromMemo) {
+        if (m != null && m[0] == older) {
+          @SuppressWarnings("unchecked")
+          List<XdsResource> hit = (List<XdsResource>) m[1];
+          return hit;
+        }
+      }
+    }
+    List<XdsResource> changed = new java.util.ArrayList<>();
+    for (XdsResource r : resources.values()) {
+      if (!r.version().equals(older.get(r.name()))) {
+        changed.add(r);
+      }
+    }
+    List<XdsResource> result = List.copyOf(changed);
+    synchronized (changedFromMemo) {
+      changedFromMemo[changedFromNext] = new Object[] {older, result};
+      changedFromNext = (changedFromNext + 1) % changedFromMemo.length;
+    }
+    return result;
+  }
+
   /** Whether {@code names} are exactly this snapshot's resource names. */
   public boolean hasExactly(Set<String> names) {
     return names.size() == byName.size() && hasAll(names);

@@ -34,10 +34,32 @@ abstract class TypeState {
   java.util.function.Predicate<ResourceType> gate = t -> true;
   /** Told of each resource sent with a version new to the client (warming, sequencing). */
   java.util.function.Consumer<XdsResource> onSent; // null: nobody needs to know
+  /** Instead of {@link #onSent} per resource, when a response carried a whole snapshot. */
+  java.util.function.Consumer<TypeSnapshot> onSentWhole; // null: onSent for each
+  /** Instead of {@link #onSent} per resource, for a list of them shared by many streams. */
+  java.util.function.Consumer<List<XdsResource>> onSentShared; // null: onSent for each
+
+  /** Reports a response that carried all of {@code snapshot}, each resource new to the client. */
+  final void sentWhole(TypeSnapshot snapshot) {
+    if (onSentWhole != null) {
+      onSentWhole.accept(snapshot);
+    } else if (onSent != null) {
+      snapshot.resources().values().forEach(onSent);
+    }
+  }
+
+  /** Reports resources (a list other streams share) sent with versions new to the client. */
+  final void sentShared(List<XdsResource> resources) {
+    if (onSentShared != null) {
+      onSentShared.accept(resources);
+    } else if (onSent != null) {
+      resources.forEach(onSent);
+    }
+  }
   /** Removed resources still presented as present until routes stopped using them (ADS). */
   final java.util.Map<String, XdsResource> lingering = new java.util.HashMap<>();
   /** Names to resend on the client's next request even if unchanged (spec "Resource warming"). */
-  final Set<String> resendOnAsk = new HashSet<>();
+  final NameSet resendOnAsk = new NameSet();
   /** Names changed (by config or subscription) since the last response; all with dirtyAll. */
   final Set<String> dirty = new HashSet<>();
   boolean dirtyAll;
@@ -157,7 +179,7 @@ abstract class TypeState {
       return;
     }
     List<String> names = new java.util.ArrayList<>();
-    for (String n : resendOnAsk) {
+    for (String n : resendOnAsk) { // read-only iteration
       if (subscription.covers(n)) {
         names.add(n);
       }

@@ -34,7 +34,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
    * ADS sequencing: endpoints of clusters just sent that the client will ask for; listeners and
    * routes wait for them (spec "Eventual consistency considerations").
    */
-  private final java.util.Set<String> awaitedEndpoints = new java.util.HashSet<>();
+  private final NameSet awaitedEndpoints = new NameSet();
   private java.time.Instant awaitedSince;
   /** How long listeners and routes wait for a client to ask for new clusters' endpoints. */
   static final java.time.Duration AWAIT_ENDPOINTS_LIMIT = java.time.Duration.ofSeconds(5);
@@ -120,12 +120,13 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       state.gate = this::mayRespond;
       if (type == ResourceType.CLUSTER) {
         state.onSent = this::clusterSent;
+        state.onSentShared = this::clustersSent;
+        state.onSentWhole = s -> clustersSent(s.changedFrom(Map.of()));
       } else if (type == ResourceType.ENDPOINT) {
-        state.onSent = r -> {
-          if (!awaitedEndpoints.isEmpty()) {
-            awaitedEndpoints.remove(r.name());
-          }
-        };
+        state.onSent = r -> awaitedEndpoints.remove(r.name());
+        // Every endpoint set went out: nothing awaited is missing (names that no longer exist
+        // are dropped by awaitingEndpoints anyway).
+        state.onSentWhole = s -> awaitedEndpoints.clear();
       } else if (type == ResourceType.LISTENER) {
         state.onSent = this::listenerSent;
       }
@@ -178,12 +179,10 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     if (eds == null) {
       return; // no endpoints on this stream (yet): nothing to warm
     }
-    io.envoyproxy.envoy.config.cluster.v3.Cluster c = (io.envoyproxy.envoy.config.cluster.v3.Cluster) r.message();
-    if (c.getType() != io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.EDS) {
+    String cla = edsServiceName(r);
+    if (cla == null) {
       return;
     }
-    String cla = c.getEdsClusterConfig().getServiceName().isEmpty() ? c.getName()
-        : c.getEdsClusterConfig().getServiceName();
     {
       eds.resendOnAsk.add(cla);
       if (applied.get(ResourceType.ENDPOINT).get(cla) != null) {
@@ -193,6 +192,71 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
         awaitedEndpoints.add(cla);
       }
     }
+  }
+
+  /**
+   * Many clusters went out in a list other streams share (after a reload, every stream in sync
+   * sends the same changed clusters): the same as {@link #clusterSent} for each, with the
+   * endpoint names worked out once and shared until this stream changes them.
+   */
+  private void clustersSent(List<XdsResource> clusters) {
+    S eds = states.get(ResourceType.ENDPOINT);
+    if (eds == null) {
+      return;
+    }
+    Warming w = Warming.of(clusters, applied.get(ResourceType.ENDPOINT));
+    eds.resendOnAsk.addShared(w.endpointNames);
+    if (!w.present.isEmpty()) {
+      if (awaitedEndpoints.isEmpty()) {
+        awaitedSince = clock.instant();
+      }
+      awaitedEndpoints.addShared(w.present);
+    }
+  }
+
+  /** The endpoint names of a shared list of clusters, and those the endpoints snapshot has. */
+  private record Warming(List<XdsResource> clusters, TypeSnapshot endpoints,
+      Set<String> endpointNames, Set<String> present) {
+    private static final Warming[] RECENT = new Warming[2];
+    private static int next;
+
+    static Warming of(List<XdsResource> clusters, TypeSnapshot endpoints) {
+      synchronized (RECENT) {
+        for (Warming w : RECENT) {
+          if (w != null && w.clusters == clusters && w.endpoints == endpoints) {
+            return w;
+          }
+        }
+      }
+      Set<String> names = new java.util.HashSet<>();
+      Set<String> present = new java.util.HashSet<>();
+      for (XdsResource r : clusters) {
+        String cla = edsServiceName(r);
+        if (cla != null) {
+          names.add(cla);
+          if (endpoints.get(cla) != null) {
+            present.add(cla);
+          }
+        }
+      }
+      Warming w = new Warming(clusters, endpoints, java.util.Collections.unmodifiableSet(names),
+          java.util.Collections.unmodifiableSet(present));
+      synchronized (RECENT) {
+        RECENT[next] = w;
+        next = (next + 1) % RECENT.length;
+      }
+      return w;
+    }
+  }
+
+  /** The ClusterLoadAssignment name an EDS cluster asks for; null for other clusters. */
+  private static String edsServiceName(XdsResource r) {
+    io.envoyproxy.envoy.config.cluster.v3.Cluster c = (io.envoyproxy.envoy.config.cluster.v3.Cluster) r.message();
+    if (c.getType() != io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.EDS) {
+      return null;
+    }
+    return c.getEdsClusterConfig().getServiceName().isEmpty() ? c.getName()
+        : c.getEdsClusterConfig().getServiceName();
   }
 
   /** A listener went out: its RDS route configurations are resent when asked. */

@@ -157,6 +157,34 @@ class SequencingTest {
   }
 
   @Test
+  void whenEveryClusterChangesEachClientWarmsOnItsOwnThoughTheBookkeepingIsShared() {
+    // Clients in sync share what changed and which endpoints to resend (one set for all); one
+    // client's warming ask must not use up another's.
+    ServedConfig before = config(cluster("a"), cluster("b"), cluster("c"),
+        endpoints("a", 1), endpoints("b", 1), endpoints("c", 1));
+    ServedConfig after = config(clusterWithTimeout("a", 9), clusterWithTimeout("b", 9),
+        clusterWithTimeout("c", 9), endpoints("a", 1), endpoints("b", 1), endpoints("c", 1));
+    List<SotwPeer> envoys = List.of(new SotwPeer(true, null, before), new SotwPeer(true, null, before));
+    for (SotwPeer envoy : envoys) {
+      envoy.subscribe(CDS);
+      envoy.ack(CDS);
+      envoy.subscribe(EDS, "a", "b", "c");
+      envoy.ack(EDS, "a", "b", "c");
+    }
+    for (SotwPeer envoy : envoys) {
+      assertThat(describe(envoy.reload(after))).containsExactly("CDS [a, b, c]");
+    }
+    SotwPeer first = envoys.get(0);
+    SotwPeer second = envoys.get(1);
+    first.ack(CDS);
+    assertThat(describe(first.ack(EDS, "a", "b", "c"))).containsExactly("EDS [a, b, c]");
+    assertThat(describe(first.ack(EDS, "a", "b", "c"))).isEmpty();
+    second.ack(CDS);
+    assertThat(describe(second.ack(EDS, "a", "b", "c"))).containsExactly("EDS [a, b, c]");
+    assertThat(describe(second.ack(EDS, "a", "b", "c"))).isEmpty();
+  }
+
+  @Test
   void endpointsSentAfterTheirClusterChangedAreNotResentOnTheNextAsk() {
     // The changed endpoints already went out after the cluster (ADS sequencing): a later endpoint
     // request is a plain request, not a warming ask that needs them again.
