@@ -95,8 +95,12 @@ final class DeltaTypeState extends TypeState {
       // ...except on a reconnect, where the client's initial_resource_versions say what it holds.
       if (!n.equals(Subscription.WILDCARD)
           && !(first && req.getInitialResourceVersionsMap().containsKey(n))) {
-        edit.remove(n);
-        dirty.add(n);
+        if (held.containsKey(n)) {
+          edit.remove(n);
+        }
+        if (!dirtyAll) { // dirtyAll already covers every subscribed name
+          dirty.add(n);
+        }
       }
     }
     dropped(change.removed());

@@ -201,6 +201,17 @@ public final class Subscription {
     if (subscribe.isEmpty() && unsubscribe.isEmpty()) {
       return Change.NONE; // an ACK: nothing to copy
     }
+    if (this.names.isEmpty() && !explicitWildcard && unsubscribe.isEmpty()
+        && subscribe.size() >= INTERN_FROM && subscribe instanceof List<String> list) {
+      // A first large subscription (a Delta client naming every EDS resource): clients that
+      // subscribe the same list share its interned set; nothing to diff against.
+      Interned in = Interned.of(list);
+      this.names = in.set;
+      explicitWildcard = in.star;
+      lastRequest = null;
+      interned = null;
+      return change(wasWildcard, in.set, Set.of());
+    }
     Set<String> names = new HashSet<>(this.names);
     for (String n : subscribe) {
       if (n.equals(WILDCARD)) {

@@ -49,9 +49,31 @@ final class VersionMap {
   }
 
   boolean containsValue(String version) {
+    if (overlay.isEmpty() && base.size() >= 64) {
+      return sharedContainsValue(base, version); // a shared map: asked by every stream, answered once
+    }
     boolean[] found = {false};
     forEach((n, v) -> found[0] |= v.equals(version));
     return found[0];
+  }
+
+  private static final Object[][] CONTAINS_MEMO = new Object[4][];
+  private static int containsNext;
+
+  private static boolean sharedContainsValue(Map<String, String> base, String version) {
+    synchronized (CONTAINS_MEMO) {
+      for (Object[] m : CONTAINS_MEMO) {
+        if (m != null && m[0] == base && m[1].equals(version)) {
+          return (Boolean) m[2];
+        }
+      }
+    }
+    boolean found = base.containsValue(version);
+    synchronized (CONTAINS_MEMO) {
+      CONTAINS_MEMO[containsNext] = new Object[] {base, version, found};
+      containsNext = (containsNext + 1) % CONTAINS_MEMO.length;
+    }
+    return found;
   }
 
   int size() {
