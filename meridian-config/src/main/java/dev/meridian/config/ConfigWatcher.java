@@ -27,6 +27,8 @@ public final class ConfigWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());
   private static final long QUIET_MILLIS = 15;
   private static final long SETTLE_MAX_MILLIS = 250;
+  /** After a failed load: how long further file events mean "that was a torn read". */
+  private static final long RETRY_MILLIS = 250;
 
   private final Path path;
   private final ConfigLoader loader;
@@ -81,7 +83,20 @@ public final class ConfigWatcher implements AutoCloseable {
             key = watchService.poll(QUIET_MILLIS, TimeUnit.MILLISECONDS);
           }
         }
-        checkNow();
+        ConfigException failed = checkNow();
+        if (failed != null) {
+          // A file read mid-write fails to parse; if more events follow shortly, that was it:
+          // load the final content instead of reporting the torn read.
+          WatchKey more = watchService.poll(RETRY_MILLIS, TimeUnit.MILLISECONDS);
+          if (more != null) {
+            more.pollEvents();
+            more.reset();
+            lastDigest = new byte[0];
+            lastStamp = "";
+            continue; // the loop settles the burst and loads again
+          }
+          onError.accept(failed);
+        }
       } catch (InterruptedException | ClosedWatchServiceException e) {
         return;
       } catch (RuntimeException e) {
@@ -90,24 +105,28 @@ public final class ConfigWatcher implements AutoCloseable {
     }
   }
 
-  /** Reloads if the files changed since the last check. Called by the watcher thread. */
-  void checkNow() {
+  /**
+   * Reloads if the files changed since the last check. Called by the watcher thread. Returns the
+   * problem if the changed files do not load (the caller reports it), else null.
+   */
+  ConfigException checkNow() {
     String stamp = stamp();
     if (stamp.equals(lastStamp)) {
-      return;
+      return null;
     }
     lastStamp = stamp;
     byte[] digest = digest();
     if (Arrays.equals(digest, lastDigest)) {
-      return; // rewritten with identical content: nothing to do
+      return null; // rewritten with identical content: nothing to do
     }
     try {
       ConfigLoader.Loaded loaded = loader.load(path);
       lastDigest = digest;
       onLoad.accept(loaded);
+      return null;
     } catch (ConfigException e) {
       lastDigest = digest; // report a bad file once, not on every stamp check
-      onError.accept(e);
+      return e;
     }
   }
 
