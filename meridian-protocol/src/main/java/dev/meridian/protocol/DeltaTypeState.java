@@ -147,12 +147,7 @@ final class DeltaTypeState extends TypeState {
       systemVersion = snapshot.version();
       lastResponse = held;
       sentNow(all);
-      out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
-          .setSystemVersionInfo(systemVersion)
-          .setTypeUrl(type.typeUrl())
-          .setNonce(mint(nonces))
-          .addAllResources(snapshot.wrapped(features.resourceTtl()))
-          .build()));
+      send(snapshot.wrapped(features.resourceTtl()), List.of(), nonces, out);
       return;
     }
     Set<String> candidates = new LinkedHashSet<>();
@@ -215,11 +210,17 @@ final class DeltaTypeState extends TypeState {
     systemVersion = snapshot.version();
     lastResponse = sets.commit(snapshot.versionMap());
     sentNow(bodies);
+    send(resources.values(), removed, nonces, out);
+  }
+
+  /** Emits a response of {@code systemVersion} with a fresh nonce. */
+  private void send(java.util.Collection<Resource> resources, java.util.Collection<String> removed,
+      Supplier<String> nonces, List<Outcome> out) {
     out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)
         .setTypeUrl(type.typeUrl())
         .setNonce(mint(nonces))
-        .addAllResources(resources.values())
+        .addAllResources(resources)
         .addAllRemovedResources(removed)
         .build()));
   }
@@ -294,13 +295,7 @@ final class DeltaTypeState extends TypeState {
     systemVersion = snapshot.version();
     lastResponse = carried;
     sentNow(bodies);
-    out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
-        .setSystemVersionInfo(systemVersion)
-        .setTypeUrl(type.typeUrl())
-        .setNonce(mint(nonces))
-        .addAllResources(resources)
-        .addAllRemovedResources(removed)
-        .build()));
+    send(resources, removed, nonces, out);
   }
 
   @Override
