@@ -47,6 +47,12 @@ final class DeltaTypeState extends TypeState {
     }
   }
 
+  private boolean heldWithin(Set<String> names) {
+    boolean[] all = {true};
+    held.forEach((k, v) -> all[0] = all[0] && names.contains(k));
+    return all[0];
+  }
+
   @Override
   void forgetAll() {
     held = VersionMap.EMPTY;
@@ -91,7 +97,16 @@ final class DeltaTypeState extends TypeState {
     Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),
         req.getResourceNamesUnsubscribeList());
     // Spec "Subscribing to Resources": names the client already holds must still be sent.
-    for (String n : req.getResourceNamesSubscribeList()) {
+    List<String> subscribe = req.getResourceNamesSubscribeList();
+    if (!first && !held.isEmpty() && subscribe.size() >= held.size() && subscribe.size() >= 64
+        && heldWithin(Subscription.namesOf(subscribe))) {
+      // It asks again for everything it holds (a warming client re-subscribing all its
+      // endpoints): forget all of it at once; the answer is the whole subscribed state.
+      edit = VersionMap.EMPTY.edit();
+      dirtyAll = true;
+      subscribe = List.of();
+    }
+    for (String n : subscribe) {
       // ...except on a reconnect, where the client's initial_resource_versions say what it holds.
       if (!n.equals(Subscription.WILDCARD)
           && !(first && req.getInitialResourceVersionsMap().containsKey(n))) {

@@ -94,6 +94,11 @@ public final class Subscription {
     return intern(next);
   }
 
+  /** The names of a large request (without {@code *}) as the shared set every such request gets. */
+  static Set<String> namesOf(List<String> requested) {
+    return Interned.of(requested).set;
+  }
+
   /** A large SotW request's names, interned: its list, its set without {@code *}, fingerprints. */
   private static final class Interned {
     private static final java.util.Map<List<String>, java.lang.ref.WeakReference<Interned>> ALL =
@@ -201,16 +206,21 @@ public final class Subscription {
     if (subscribe.isEmpty() && unsubscribe.isEmpty()) {
       return Change.NONE; // an ACK: nothing to copy
     }
-    if (this.names.isEmpty() && !explicitWildcard && unsubscribe.isEmpty()
-        && subscribe.size() >= INTERN_FROM && subscribe instanceof List<String> list) {
-      // A first large subscription (a Delta client naming every EDS resource): clients that
-      // subscribe the same list share its interned set; nothing to diff against.
+    if (unsubscribe.isEmpty() && subscribe.size() >= INTERN_FROM
+        && subscribe instanceof List<String> list) {
       Interned in = Interned.of(list);
-      this.names = in.set;
-      explicitWildcard = in.star;
-      lastRequest = null;
-      interned = null;
-      return change(wasWildcard, in.set, Set.of());
+      if (in.set == this.names && (!in.star || explicitWildcard)) {
+        return Change.NONE; // all of it subscribed already (interned sets: same content, same set)
+      }
+      if (this.names.isEmpty() && !explicitWildcard) {
+        // A first large subscription (a Delta client naming every EDS resource): clients that
+        // subscribe the same list share its interned set; nothing to diff against.
+        this.names = in.set;
+        explicitWildcard = in.star;
+        lastRequest = null;
+        interned = null;
+        return change(wasWildcard, in.set, Set.of());
+      }
     }
     Set<String> names = new HashSet<>(this.names);
     for (String n : subscribe) {

@@ -95,6 +95,30 @@ class DeltaStreamTest {
 
   @ParameterizedTest
   @EnumSource(Variant.class)
+  void resubscribingEverythingHeldResendsAllOfItEvenWhenLarge(Variant v) {
+    // The same rule for a client (re)naming 100 endpoint sets at once, as a warming Envoy does
+    // after its clusters changed; also when some were never held, and repeatedly.
+    List<XdsResource> all = new java.util.ArrayList<>();
+    String[] names = new String[100];
+    for (int i = 0; i < 100; i++) {
+      names[i] = "e" + i;
+      all.add(endpoints(names[i], 1));
+    }
+    DeltaPeer peer = v.peer(EDS, config(all.toArray(XdsResource[]::new)));
+    String[] firstHalf = java.util.Arrays.copyOf(names, 50);
+    assertThat(names(single(peer.subscribe(EDS, firstHalf)))).hasSize(50);
+    peer.ack(EDS);
+    assertThat(names(single(peer.subscribe(EDS, names)))).hasSize(100); // 50 new, 50 held
+    peer.ack(EDS);
+    assertThat(names(single(peer.subscribe(EDS, names)))).hasSize(100).contains("e0", "e99");
+    peer.ack(EDS);
+    assertThat(names(single(peer.subscribe(EDS, names)))).hasSize(100);
+    peer.ack(EDS);
+    assertThat(responses(peer.ack(EDS))).isEmpty();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Variant.class)
   void unsubscribingANameNeverSubscribedIsANoOp(Variant v) {
     // Spec "Unsubscribing from Resources": phantom unsubscriptions are ignored cleanly.
     DeltaPeer peer = v.peer(EDS, config(endpoints("a", 1)));
