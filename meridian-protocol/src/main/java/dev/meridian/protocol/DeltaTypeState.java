@@ -251,6 +251,15 @@ final class DeltaTypeState extends TypeState {
     clearDirty();
     List<XdsResource> bodies = new ArrayList<>();
     List<String> removed = new ArrayList<>();
+    Map<String, String> base = held.sharedBase();
+    if (base != null && names.size() >= 64 && !held.containsValue(ABSENT)) {
+      // In sync with an earlier snapshot (every wildcard client after a reload): what to send
+      // is the same for all of them, computed once.
+      bodies.addAll(snapshot.changedFrom(base));
+      removed.addAll(snapshot.removedFrom(base));
+      names = List.of();
+      all = false;
+    }
     for (String n : names) {
       XdsResource r = snapshot.get(n);
       String holds = held.get(n);

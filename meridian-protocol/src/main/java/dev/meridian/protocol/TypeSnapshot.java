@@ -172,6 +172,35 @@ public final class TypeSnapshot {
     return result;
   }
 
+  /** Recent answers of {@link #removedFrom}, by the identity of the older map. */
+  private final Object[][] removedFromMemo = new Object[2][];
+  private int removedFromNext;
+
+  /** Names of {@code older} (see {@link #changedFrom}) that are not resources here, in order. */
+  public List<String> removedFrom(Map<String, String> older) {
+    synchronized (removedFromMemo) {
+      for (Object[] m : removedFromMemo) {
+        if (m != null && m[0] == older) {
+          @SuppressWarnings("unchecked")
+          List<String> hit = (List<String>) m[1];
+          return hit;
+        }
+      }
+    }
+    java.util.TreeSet<String> gone = new java.util.TreeSet<>();
+    for (String n : older.keySet()) {
+      if (!byName.containsKey(n)) {
+        gone.add(n);
+      }
+    }
+    List<String> result = List.copyOf(gone);
+    synchronized (removedFromMemo) {
+      removedFromMemo[removedFromNext] = new Object[] {older, result};
+      removedFromNext = (removedFromNext + 1) % removedFromMemo.length;
+    }
+    return result;
+  }
+
   /** Whether {@code names} are exactly this snapshot's resource names. */
   public boolean hasExactly(Set<String> names) {
     return names.size() == byName.size() && hasAll(names);

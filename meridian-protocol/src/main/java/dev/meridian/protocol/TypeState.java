@@ -92,6 +92,9 @@ abstract class TypeState {
         acked = lastResponse; // a full-state response replaces everything the client held
       } else if (acked.isEmpty() && !lastResponse.containsValue(REMOVED)) {
         acked = lastResponse; // the first ACK: the client runs exactly what it was sent (shared)
+      } else if (lastResponse.sharedBase() != null && acked.size() <= lastResponse.size()
+          && !lastResponse.containsValue(REMOVED) && keysWithin(acked, lastResponse)) {
+        acked = lastResponse; // the response was a whole type covering all it held: shared
       } else {
         VersionMap.Editor edit = acked.edit();
         lastResponse.forEach((k, v) -> {
@@ -106,6 +109,12 @@ abstract class TypeState {
       out.add(new Outcome.Ack(type, sentVersion, nonce));
     }
     return true;
+  }
+
+  private static boolean keysWithin(VersionMap inner, VersionMap outer) {
+    boolean[] all = {true};
+    inner.forEach((k, v) -> all[0] = all[0] && outer.containsKey(k));
+    return all[0];
   }
 
   /** Whether a response replaces the client's whole state of the type (SotW Listener/Cluster). */
