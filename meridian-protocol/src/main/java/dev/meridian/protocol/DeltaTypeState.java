@@ -47,12 +47,6 @@ final class DeltaTypeState extends TypeState {
     }
   }
 
-  private boolean heldWithin(Set<String> names) {
-    boolean[] all = {true};
-    held.forEach((k, v) -> all[0] = all[0] && names.contains(k));
-    return all[0];
-  }
-
   @Override
   void forgetAll() {
     held = VersionMap.EMPTY;
@@ -99,7 +93,7 @@ final class DeltaTypeState extends TypeState {
     // Spec "Subscribing to Resources": names the client already holds must still be sent.
     List<String> subscribe = req.getResourceNamesSubscribeList();
     if (!first && !held.isEmpty() && subscribe.size() >= held.size() && subscribe.size() >= 64
-        && heldWithin(Subscription.namesOf(subscribe))) {
+        && held.allKeys(Subscription.namesOf(subscribe)::contains)) {
       // It asks again for everything it holds (a warming client re-subscribing all its
       // endpoints): forget all of it at once; the answer is the whole subscribed state.
       edit = VersionMap.EMPTY.edit();

@@ -104,44 +104,21 @@ public final class TypeSnapshot {
     return a;
   }
 
-  /** Recent large name sets asked about in {@link #hasAll}, with the answers (sets are interned). */
-  private final Object[][] hasAllMemo = new Object[4][];
-  private int hasAllNext;
+  /** Answers about large (interned, shared) name sets and earlier snapshots' version maps. */
+  private final IdentityMemo<Set<String>, Boolean> hasAllMemo = new IdentityMemo<>(4);
+  private final IdentityMemo<Map<String, String>, List<XdsResource>> changedFromMemo =
+      new IdentityMemo<>(2);
+  private final IdentityMemo<Map<String, String>, List<String>> removedFromMemo =
+      new IdentityMemo<>(2);
 
   /** Whether every one of {@code names} is a resource here; O(1) again for the same (shared) set. */
   public boolean hasAll(Set<String> names) {
     if (names.size() > byName.size()) {
       return false;
     }
-    boolean large = names.size() >= 64;
-    if (large) {
-      synchronized (hasAllMemo) {
-        for (Object[] m : hasAllMemo) {
-          if (m != null && m[0] == names) {
-            return (Boolean) m[1];
-          }
-        }
-      }
-    }
-    boolean all = true;
-    for (String n : names) {
-      if (!byName.containsKey(n)) {
-        all = false;
-        break;
-      }
-    }
-    if (large) {
-      synchronized (hasAllMemo) {
-        hasAllMemo[hasAllNext] = new Object[] {names, all};
-        hasAllNext = (hasAllNext + 1) % hasAllMemo.length;
-      }
-    }
-    return all;
+    return names.size() < 64 ? byName.keySet().containsAll(names)
+        : hasAllMemo.computeIfAbsent(names, byName.keySet()::containsAll);
   }
-
-  /** Recent answers of {@link #changedFrom}, by the identity of the older map. */
-  private final Object[][] changedFromMemo = new Object[2][];
-  private int changedFromNext;
 
   /**
    * The resources whose version differs from {@code older} (a version map shared by the clients
@@ -149,56 +126,14 @@ public final class TypeSnapshot {
    * question after a reload, so the answer is computed once and shared.
    */
   public List<XdsResource> changedFrom(Map<String, String> older) {
-    synchronized (changedFromMemo) {
-      for (Object[] m : changedFromMemo) {
-        if (m != null && m[0] == older) {
-          @SuppressWarnings("unchecked")
-          List<XdsResource> hit = (List<XdsResource>) m[1];
-          return hit;
-        }
-      }
-    }
-    List<XdsResource> changed = new java.util.ArrayList<>();
-    for (XdsResource r : resources.values()) {
-      if (!r.version().equals(older.get(r.name()))) {
-        changed.add(r);
-      }
-    }
-    List<XdsResource> result = List.copyOf(changed);
-    synchronized (changedFromMemo) {
-      changedFromMemo[changedFromNext] = new Object[] {older, result};
-      changedFromNext = (changedFromNext + 1) % changedFromMemo.length;
-    }
-    return result;
+    return changedFromMemo.computeIfAbsent(older, o -> resources.values().stream()
+        .filter(r -> !r.version().equals(o.get(r.name()))).toList());
   }
-
-  /** Recent answers of {@link #removedFrom}, by the identity of the older map. */
-  private final Object[][] removedFromMemo = new Object[2][];
-  private int removedFromNext;
 
   /** Names of {@code older} (see {@link #changedFrom}) that are not resources here, in order. */
   public List<String> removedFrom(Map<String, String> older) {
-    synchronized (removedFromMemo) {
-      for (Object[] m : removedFromMemo) {
-        if (m != null && m[0] == older) {
-          @SuppressWarnings("unchecked")
-          List<String> hit = (List<String>) m[1];
-          return hit;
-        }
-      }
-    }
-    java.util.TreeSet<String> gone = new java.util.TreeSet<>();
-    for (String n : older.keySet()) {
-      if (!byName.containsKey(n)) {
-        gone.add(n);
-      }
-    }
-    List<String> result = List.copyOf(gone);
-    synchronized (removedFromMemo) {
-      removedFromMemo[removedFromNext] = new Object[] {older, result};
-      removedFromNext = (removedFromNext + 1) % removedFromMemo.length;
-    }
-    return result;
+    return removedFromMemo.computeIfAbsent(older, o -> o.keySet().stream()
+        .filter(n -> !byName.containsKey(n)).sorted().toList());
   }
 
   /** Whether {@code names} are exactly this snapshot's resource names. */

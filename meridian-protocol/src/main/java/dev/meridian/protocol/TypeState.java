@@ -93,7 +93,7 @@ abstract class TypeState {
       } else if (acked.isEmpty() && !lastResponse.containsValue(REMOVED)) {
         acked = lastResponse; // the first ACK: the client runs exactly what it was sent (shared)
       } else if (lastResponse.sharedBase() != null && acked.size() <= lastResponse.size()
-          && !lastResponse.containsValue(REMOVED) && keysWithin(acked, lastResponse)) {
+          && !lastResponse.containsValue(REMOVED) && acked.allKeys(lastResponse::containsKey)) {
         acked = lastResponse; // the response was a whole type covering all it held: shared
       } else {
         VersionMap.Editor edit = acked.edit();
@@ -109,12 +109,6 @@ abstract class TypeState {
       out.add(new Outcome.Ack(type, sentVersion, nonce));
     }
     return true;
-  }
-
-  private static boolean keysWithin(VersionMap inner, VersionMap outer) {
-    boolean[] all = {true};
-    inner.forEach((k, v) -> all[0] = all[0] && outer.containsKey(k));
-    return all[0];
   }
 
   /** Whether a response replaces the client's whole state of the type (SotW Listener/Cluster). */
@@ -179,7 +173,7 @@ abstract class TypeState {
     if (resendOnAsk.isEmpty()) {
       return;
     }
-    if (resendOnAsk.size() >= clientHolds().size() && resendsAllHeld()) {
+    if (resendOnAsk.size() >= clientHolds().size() && clientHolds().allKeys(resendOnAsk::contains)) {
       // Every resource the client holds is to be resent (every cluster changed, say): forget
       // them at once; the answer is then the whole subscribed state, shared when it can be.
       resendOnAsk.clear();
@@ -196,12 +190,6 @@ abstract class TypeState {
     resendOnAsk.clear();
     forget(names); // one edit for all: a change of every cluster asks for every endpoint set
     dirty.addAll(names);
-  }
-
-  private boolean resendsAllHeld() {
-    boolean[] all = {true};
-    clientHolds().forEach((k, v) -> all[0] = all[0] && resendOnAsk.contains(k));
-    return all[0];
   }
 
   /** Forgets that the client holds these keys, so that they are sent again. */

@@ -50,30 +50,32 @@ final class VersionMap {
 
   boolean containsValue(String version) {
     if (overlay.isEmpty() && base.size() >= 64) {
-      return sharedContainsValue(base, version); // a shared map: asked by every stream, answered once
+      // A shared map (a snapshot's), asked by every stream in sync with it: answered once.
+      return CONTAINS.computeIfAbsent(base, b -> new java.util.concurrent.ConcurrentHashMap<>())
+          .computeIfAbsent(version, base::containsValue);
     }
     boolean[] found = {false};
     forEach((n, v) -> found[0] |= v.equals(version));
     return found[0];
   }
 
-  private static final Object[][] CONTAINS_MEMO = new Object[4][];
-  private static int containsNext;
+  private static final IdentityMemo<Map<String, String>, Map<String, Boolean>> CONTAINS =
+      new IdentityMemo<>(4);
 
-  private static boolean sharedContainsValue(Map<String, String> base, String version) {
-    synchronized (CONTAINS_MEMO) {
-      for (Object[] m : CONTAINS_MEMO) {
-        if (m != null && m[0] == base && m[1].equals(version)) {
-          return (Boolean) m[2];
-        }
+  /** Whether every key satisfies {@code test} (stops at the first that does not). */
+  boolean allKeys(java.util.function.Predicate<String> test) {
+    for (Map.Entry<String, String> e : base.entrySet()) {
+      String o = overlay.get(e.getKey());
+      if (o == null && !test.test(e.getKey())) {
+        return false;
       }
     }
-    boolean found = base.containsValue(version);
-    synchronized (CONTAINS_MEMO) {
-      CONTAINS_MEMO[containsNext] = new Object[] {base, version, found};
-      containsNext = (containsNext + 1) % CONTAINS_MEMO.length;
+    for (Map.Entry<String, String> e : overlay.entrySet()) {
+      if (e.getValue() != GONE && !test.test(e.getKey())) {
+        return false;
+      }
     }
-    return found;
+    return true;
   }
 
   int size() {

@@ -215,18 +215,13 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   }
 
   /** The endpoint names of a shared list of clusters, and those the endpoints snapshot has. */
-  private record Warming(List<XdsResource> clusters, TypeSnapshot endpoints,
-      Set<String> endpointNames, Set<String> present) {
-    private static final Warming[] RECENT = new Warming[2];
-    private static int next;
+  private record Warming(TypeSnapshot endpoints, Set<String> endpointNames, Set<String> present) {
+    private static final IdentityMemo<List<XdsResource>, Warming> RECENT = new IdentityMemo<>(2);
 
     static Warming of(List<XdsResource> clusters, TypeSnapshot endpoints) {
-      synchronized (RECENT) {
-        for (Warming w : RECENT) {
-          if (w != null && w.clusters == clusters && w.endpoints == endpoints) {
-            return w;
-          }
-        }
+      Warming w = RECENT.get(clusters);
+      if (w != null && w.endpoints == endpoints) {
+        return w;
       }
       Set<String> names = new java.util.HashSet<>();
       Set<String> present = new java.util.HashSet<>();
@@ -239,12 +234,9 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
           }
         }
       }
-      Warming w = new Warming(clusters, endpoints, java.util.Collections.unmodifiableSet(names),
+      w = new Warming(endpoints, java.util.Collections.unmodifiableSet(names),
           java.util.Collections.unmodifiableSet(present));
-      synchronized (RECENT) {
-        RECENT[next] = w;
-        next = (next + 1) % RECENT.length;
-      }
+      RECENT.put(clusters, w);
       return w;
     }
   }
