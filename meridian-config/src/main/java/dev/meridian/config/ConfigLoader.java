@@ -54,8 +54,48 @@ public final class ConfigLoader {
       long loadMillis) {}
 
   public Loaded load(Path path) throws ConfigException {
-    long started = System.nanoTime();
+    return load(read(path));
+  }
+
+  /**
+   * The config files at a path as read once (the watcher digests the same bytes it loads): each
+   * file's bytes, or why it could not be read.
+   */
+  public record Contents(List<Path> files, Map<Path, byte[]> bytes, Map<Path, String> unreadable) {
+    /** SHA-256 over the names and bytes: equal for identical content. */
+    public byte[] digest() {
+      try {
+        java.security.MessageDigest d = java.security.MessageDigest.getInstance("SHA-256");
+        for (Path p : files) {
+          d.update(p.toString().getBytes(StandardCharsets.UTF_8));
+          byte[] b = bytes.get(p);
+          d.update(b != null ? b : ("unreadable:" + unreadable.get(p)).getBytes(StandardCharsets.UTF_8));
+        }
+        return d.digest();
+      } catch (java.security.NoSuchAlgorithmException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  /** Reads the config files at {@code path}; a file that cannot be read is a problem of the load. */
+  public static Contents read(Path path) throws ConfigException {
     List<Path> files = files(path);
+    Map<Path, byte[]> bytes = new HashMap<>();
+    Map<Path, String> unreadable = new HashMap<>();
+    for (Path f : files) {
+      try {
+        bytes.put(f, Files.readAllBytes(f));
+      } catch (IOException e) {
+        unreadable.put(f, String.valueOf(e.getMessage()));
+      }
+    }
+    return new Contents(files, bytes, unreadable);
+  }
+
+  public Loaded load(Contents contents) throws ConfigException {
+    long started = System.nanoTime();
+    List<Path> files = contents.files();
     Map<String, XdsResource> nextCache = new HashMap<>();
     List<String> problems = new ArrayList<>();
     Map<String, GroupDraft> groups = new LinkedHashMap<>();
@@ -63,7 +103,11 @@ public final class ConfigLoader {
     for (Path file : files) {
       String text;
       try {
-        text = Files.readString(file, StandardCharsets.UTF_8);
+        byte[] b = contents.bytes().get(file);
+        if (b == null) {
+          throw new IOException(contents.unreadable().get(file));
+        }
+        text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(b)).toString();
       } catch (IOException e) {
         problems.add(file + ": cannot read: " + e.getMessage());
         continue;

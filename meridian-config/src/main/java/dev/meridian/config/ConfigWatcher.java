@@ -9,8 +9,6 @@ import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -59,9 +57,9 @@ public final class ConfigWatcher implements AutoCloseable {
   /** Loads the config once, synchronously; throws if it is invalid. Then starts watching. */
   public ConfigLoader.Loaded start() throws ConfigException {
     lastStamp = stamp();
-    byte[] digest = digest();
-    ConfigLoader.Loaded loaded = loader.load(path);
-    lastDigest = digest;
+    ConfigLoader.Contents contents = ConfigLoader.read(path);
+    ConfigLoader.Loaded loaded = loader.load(contents);
+    lastDigest = contents.digest();
     thread.start();
     return loaded;
   }
@@ -115,12 +113,21 @@ public final class ConfigWatcher implements AutoCloseable {
       return null;
     }
     lastStamp = stamp;
-    byte[] digest = digest();
+    ConfigLoader.Contents contents;
+    try {
+      contents = ConfigLoader.read(path); // read once: digested and loaded
+    } catch (ConfigException e) {
+      byte[] digest = ("error:" + e.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      boolean reported = Arrays.equals(digest, lastDigest);
+      lastDigest = digest;
+      return reported ? null : e;
+    }
+    byte[] digest = contents.digest();
     if (Arrays.equals(digest, lastDigest)) {
       return null; // rewritten with identical content: nothing to do
     }
     try {
-      ConfigLoader.Loaded loaded = loader.load(path);
+      ConfigLoader.Loaded loaded = loader.load(contents);
       lastDigest = digest;
       onLoad.accept(loaded);
       return null;
@@ -147,22 +154,6 @@ public final class ConfigWatcher implements AutoCloseable {
       sb.append("error:").append(e.getMessage());
     }
     return sb.toString();
-  }
-
-  private byte[] digest() {
-    try {
-      MessageDigest d = MessageDigest.getInstance("SHA-256");
-      List<Path> files = new ArrayList<>(ConfigLoader.files(path));
-      for (Path p : files) {
-        d.update(p.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        d.update(Files.readAllBytes(p));
-      }
-      return d.digest();
-    } catch (ConfigException | IOException e) {
-      return ("error:" + e.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   @Override
