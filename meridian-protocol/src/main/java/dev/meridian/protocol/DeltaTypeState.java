@@ -95,8 +95,9 @@ final class DeltaTypeState extends TypeState {
     if (!first && !held.isEmpty() && subscribe.size() >= held.size() && subscribe.size() >= 64
         && held.allKeys(Subscription.namesOf(subscribe)::contains)) {
       // It asks again for everything it holds (a warming client re-subscribing all its
-      // endpoints): forget all of it at once; the answer is the whole subscribed state.
-      edit = VersionMap.EMPTY.edit();
+      // endpoints): forget all of it at once, as a warming ask does (applyResendOnAsk).
+      forgetAll();
+      edit = held.edit();
       dirtyAll = true;
       subscribe = List.of();
     }
