@@ -11,7 +11,6 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,29 +28,13 @@ class MeridianServerCloseTest {
     ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort())
         .usePlaintext().build();
     try {
-      CompletableFuture<DiscoveryResponse> first = new CompletableFuture<>();
-      CompletableFuture<Status> ended = new CompletableFuture<>();
+      ResponseQueue<DiscoveryResponse> in = new ResponseQueue<>();
       StreamObserver<DiscoveryRequest> requests = AggregatedDiscoveryServiceGrpc.newStub(channel)
-          .streamAggregatedResources(new StreamObserver<>() {
-            @Override
-            public void onNext(DiscoveryResponse r) {
-              first.complete(r);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-              ended.complete(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-              ended.complete(Status.OK);
-            }
-          });
+          .streamAggregatedResources(in);
       requests.onNext(DiscoveryRequest.newBuilder()
           .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("n"))
           .setTypeUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster").build());
-      first.get(10, TimeUnit.SECONDS);
+      in.take();
 
       // An xDS stream never ends by itself, so a graceful shutdown could only time out: close()
       // ends it at once (clients reconnect, to this server's successor, with their versions).
@@ -60,7 +43,7 @@ class MeridianServerCloseTest {
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertThat(millis).isLessThan(2000);
       // The transport is torn down under the call: the client sees it reset (CANCELLED) or gone.
-      assertThat(ended.get(5, TimeUnit.SECONDS).getCode())
+      assertThat(in.closed.get(5, TimeUnit.SECONDS).getCode())
           .isIn(Status.Code.CANCELLED, Status.Code.UNAVAILABLE);
     } finally {
       channel.shutdownNow();

@@ -23,7 +23,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -130,27 +129,15 @@ final class OpsFixture implements AutoCloseable {
   /** A raw ADS client: sends what the test says, queues what the server sends. */
   static final class AdsClient {
     final Node node;
-    final BlockingQueue<DiscoveryResponse> responses = new LinkedBlockingQueue<>();
-    final CompletableFuture<io.grpc.Status> closed = new CompletableFuture<>();
+    private final ResponseQueue<DiscoveryResponse> in = new ResponseQueue<>();
+    final BlockingQueue<DiscoveryResponse> responses = in.responses;
+    final CompletableFuture<io.grpc.Status> closed = in.closed;
     final StreamObserver<DiscoveryRequest> requests;
     private boolean first = true;
 
     AdsClient(ManagedChannel channel, Node node) {
       this.node = node;
-      requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(
-          new StreamObserver<>() {
-            @Override public void onNext(DiscoveryResponse r) {
-              responses.add(r);
-            }
-
-            @Override public void onError(Throwable t) {
-              closed.complete(io.grpc.Status.fromThrowable(t));
-            }
-
-            @Override public void onCompleted() {
-              closed.complete(io.grpc.Status.OK);
-            }
-          });
+      requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(in);
     }
 
     synchronized void send(DiscoveryRequest.Builder r) {

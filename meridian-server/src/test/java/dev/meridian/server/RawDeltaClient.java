@@ -1,6 +1,5 @@
 package dev.meridian.server;
 
-import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -13,39 +12,25 @@ import io.envoyproxy.envoy.service.route.v3.VirtualHostDiscoveryServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /** A raw Delta xDS stream for tests. */
 final class RawDeltaClient implements AutoCloseable {
   private final StreamObserver<DeltaDiscoveryRequest> requests;
-  private final BlockingQueue<DeltaDiscoveryResponse> responses = new LinkedBlockingQueue<>();
-  final CompletableFuture<Status> closed = new CompletableFuture<>();
+  private final ResponseQueue<DeltaDiscoveryResponse> in = new ResponseQueue<>();
+  final CompletableFuture<Status> closed = in.closed;
   private final boolean ads;
   private Node node;
 
   RawDeltaClient(ManagedChannel channel, ResourceType perType, String nodeId) {
     this.ads = perType == null;
     this.node = Node.newBuilder().setId(nodeId).build();
-    StreamObserver<DeltaDiscoveryResponse> observer = new StreamObserver<>() {
-      @Override public void onNext(DeltaDiscoveryResponse r) {
-        responses.add(r);
-      }
-      @Override public void onError(Throwable t) {
-        closed.complete(Status.fromThrowable(t));
-      }
-      @Override public void onCompleted() {
-        closed.complete(Status.OK);
-      }
-    };
     this.requests = perType == null
-        ? AggregatedDiscoveryServiceGrpc.newStub(channel).deltaAggregatedResources(observer)
+        ? AggregatedDiscoveryServiceGrpc.newStub(channel).deltaAggregatedResources(in)
         : switch (perType) {
-          case CLUSTER -> ClusterDiscoveryServiceGrpc.newStub(channel).deltaClusters(observer);
-          case ENDPOINT -> EndpointDiscoveryServiceGrpc.newStub(channel).deltaEndpoints(observer);
-          case VIRTUAL_HOST -> VirtualHostDiscoveryServiceGrpc.newStub(channel).deltaVirtualHosts(observer);
+          case CLUSTER -> ClusterDiscoveryServiceGrpc.newStub(channel).deltaClusters(in);
+          case ENDPOINT -> EndpointDiscoveryServiceGrpc.newStub(channel).deltaEndpoints(in);
+          case VIRTUAL_HOST -> VirtualHostDiscoveryServiceGrpc.newStub(channel).deltaVirtualHosts(in);
           default -> throw new IllegalArgumentException("add the stub for " + perType);
         };
   }
@@ -67,13 +52,11 @@ final class RawDeltaClient implements AutoCloseable {
   }
 
   DeltaDiscoveryResponse take() throws InterruptedException {
-    DeltaDiscoveryResponse r = responses.poll(RawXdsClient.WAIT.toMillis(), TimeUnit.MILLISECONDS);
-    assertThat(r).as("a response within %s", RawXdsClient.WAIT).isNotNull();
-    return r;
+    return in.take();
   }
 
   Status awaitClose() throws Exception {
-    return closed.get(RawXdsClient.WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    return in.awaitClose();
   }
 
   @Override

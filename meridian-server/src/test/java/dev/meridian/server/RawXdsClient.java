@@ -1,6 +1,5 @@
 package dev.meridian.server;
 
-import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -20,46 +19,32 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /** A raw SotW xDS stream for tests: send requests, take responses in order. */
 final class RawXdsClient implements AutoCloseable {
-  static final Duration WAIT = Duration.ofSeconds(10);
+  static final Duration WAIT = ResponseQueue.WAIT;
 
   private final StreamObserver<DiscoveryRequest> requests;
-  private final BlockingQueue<DiscoveryResponse> responses = new LinkedBlockingQueue<>();
-  final CompletableFuture<Status> closed = new CompletableFuture<>();
+  private final ResponseQueue<DiscoveryResponse> in = new ResponseQueue<>();
+  final CompletableFuture<Status> closed = in.closed;
   private final boolean ads;
   private Node node;
 
   private RawXdsClient(ManagedChannel channel, ResourceType perType, Node node) {
     this.ads = perType == null;
     this.node = node;
-    StreamObserver<DiscoveryResponse> observer = new StreamObserver<>() {
-      @Override public void onNext(DiscoveryResponse r) {
-        responses.add(r);
-      }
-      @Override public void onError(Throwable t) {
-        closed.complete(Status.fromThrowable(t));
-      }
-      @Override public void onCompleted() {
-        closed.complete(Status.OK);
-      }
-    };
     this.requests = perType == null
-        ? AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(observer)
+        ? AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(in)
         : switch (perType) {
-          case LISTENER -> ListenerDiscoveryServiceGrpc.newStub(channel).streamListeners(observer);
-          case ROUTE -> RouteDiscoveryServiceGrpc.newStub(channel).streamRoutes(observer);
-          case SCOPED_ROUTE -> ScopedRoutesDiscoveryServiceGrpc.newStub(channel).streamScopedRoutes(observer);
-          case CLUSTER -> ClusterDiscoveryServiceGrpc.newStub(channel).streamClusters(observer);
-          case ENDPOINT -> EndpointDiscoveryServiceGrpc.newStub(channel).streamEndpoints(observer);
-          case SECRET -> SecretDiscoveryServiceGrpc.newStub(channel).streamSecrets(observer);
-          case RUNTIME -> RuntimeDiscoveryServiceGrpc.newStub(channel).streamRuntime(observer);
-          case EXTENSION_CONFIG -> ExtensionConfigDiscoveryServiceGrpc.newStub(channel).streamExtensionConfigs(observer);
+          case LISTENER -> ListenerDiscoveryServiceGrpc.newStub(channel).streamListeners(in);
+          case ROUTE -> RouteDiscoveryServiceGrpc.newStub(channel).streamRoutes(in);
+          case SCOPED_ROUTE -> ScopedRoutesDiscoveryServiceGrpc.newStub(channel).streamScopedRoutes(in);
+          case CLUSTER -> ClusterDiscoveryServiceGrpc.newStub(channel).streamClusters(in);
+          case ENDPOINT -> EndpointDiscoveryServiceGrpc.newStub(channel).streamEndpoints(in);
+          case SECRET -> SecretDiscoveryServiceGrpc.newStub(channel).streamSecrets(in);
+          case RUNTIME -> RuntimeDiscoveryServiceGrpc.newStub(channel).streamRuntime(in);
+          case EXTENSION_CONFIG -> ExtensionConfigDiscoveryServiceGrpc.newStub(channel).streamExtensionConfigs(in);
           case VIRTUAL_HOST -> throw new IllegalArgumentException("no SotW VHDS");
         };
   }
@@ -95,17 +80,15 @@ final class RawXdsClient implements AutoCloseable {
   }
 
   DiscoveryResponse take() throws InterruptedException {
-    DiscoveryResponse r = responses.poll(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-    assertThat(r).as("a response within %s", WAIT).isNotNull();
-    return r;
+    return in.take();
   }
 
   Status awaitClose() throws Exception {
-    return closed.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    return in.awaitClose();
   }
 
   boolean hasPendingResponse() {
-    return !responses.isEmpty();
+    return !in.responses.isEmpty();
   }
 
   @Override
