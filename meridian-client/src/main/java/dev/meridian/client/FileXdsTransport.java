@@ -9,7 +9,6 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
-import io.grpc.Status;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -75,36 +74,25 @@ public final class FileXdsTransport implements XdsTransport {
   @Override
   public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener) {
     if (perType == null) {
-      timer.execute(() -> listener.onClosed(Status.UNIMPLEMENTED.withDescription(
-          "there is no ADS over files: use per-type mode")));
-    } else {
-      Watch w = new Watch(perType, listener);
-      Watch old = watches.put(perType, w);
-      if (old != null) {
-        old.cancel("replaced");
-      }
-      timer.execute(() -> {
-        listener.onReady();
-        w.check();
-      });
-      w.task = timer.scheduleWithFixedDelay(w::check, pollMillis, pollMillis, TimeUnit.MILLISECONDS);
-      return w;
+      return XdsTransport.unsupported(timer, listener, "there is no ADS over files: use per-type mode");
     }
-    return new Call<>() {
-      @Override public void send(DiscoveryRequest request) {}
-      @Override public void cancel(String reason) {}
-    };
+    Watch w = new Watch(perType, listener);
+    Watch old = watches.put(perType, w);
+    if (old != null) {
+      old.cancel("replaced");
+    }
+    timer.execute(() -> {
+      listener.onReady();
+      w.check();
+    });
+    w.task = timer.scheduleWithFixedDelay(w::check, pollMillis, pollMillis, TimeUnit.MILLISECONDS);
+    return w;
   }
 
   @Override
   public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
       Listener<DeltaDiscoveryResponse> listener) {
-    timer.execute(() -> listener.onClosed(
-        Status.UNIMPLEMENTED.withDescription("there is no Incremental xDS over files")));
-    return new Call<>() {
-      @Override public void send(DeltaDiscoveryRequest request) {}
-      @Override public void cancel(String reason) {}
-    };
+    return XdsTransport.unsupported(timer, listener, "there is no Incremental xDS over files");
   }
 
   /** One file, delivered whenever its content changes. */

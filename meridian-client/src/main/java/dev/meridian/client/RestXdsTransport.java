@@ -83,12 +83,7 @@ public final class RestXdsTransport implements XdsTransport {
   @Override
   public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
       Listener<DeltaDiscoveryResponse> listener) {
-    timer.execute(() -> listener.onClosed(
-        Status.UNIMPLEMENTED.withDescription("there is no Incremental xDS over REST")));
-    return new Call<>() {
-      @Override public void send(DeltaDiscoveryRequest request) {}
-      @Override public void cancel(String reason) {}
-    };
+    return XdsTransport.unsupported(timer, listener, "there is no Incremental xDS over REST");
   }
 
   /** One type's poll loop; the latest request is what the next poll carries. */

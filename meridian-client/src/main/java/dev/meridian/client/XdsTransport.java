@@ -23,6 +23,19 @@ public interface XdsTransport extends AutoCloseable {
   @Override
   void close();
 
+  /**
+   * A stream this transport cannot carry: closed with UNIMPLEMENTED and {@code why}, through
+   * {@code executor} (never inside the open call), and a call that ignores what is sent.
+   */
+  static <Q, R> Call<Q> unsupported(java.util.concurrent.Executor executor, Listener<R> listener,
+      String why) {
+    executor.execute(() -> listener.onClosed(Status.UNIMPLEMENTED.withDescription(why)));
+    return new Call<>() {
+      @Override public void send(Q request) {}
+      @Override public void cancel(String reason) {}
+    };
+  }
+
   /** One open stream. */
   interface Call<Q> {
     void send(Q request);
