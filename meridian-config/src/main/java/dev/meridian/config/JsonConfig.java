@@ -75,7 +75,7 @@ final class JsonConfig {
         return array(mode, at, false);
       case '"': {
         String v = string(mode != SKIP);
-        return mode == TREE ? new Node(at, ConfigNode.Kind.SCALAR, v)
+        return mode == TREE ? Node.scalar(at, ConfigNode.Kind.SCALAR, v)
             : mode == GSON ? new JsonPrimitive(v) : null;
       }
       case 't':
@@ -87,7 +87,7 @@ final class JsonConfig {
       default: {
         String v = number(mode != SKIP);
         if (mode == TREE) {
-          return new Node(at, ConfigNode.Kind.SCALAR, v);
+          return Node.scalar(at, ConfigNode.Kind.SCALAR, v);
         }
         if (mode == GSON) {
           boolean integer = v.indexOf('.') < 0 && v.indexOf('e') < 0 && v.indexOf('E') < 0;
@@ -142,7 +142,7 @@ final class JsonConfig {
       }
     }
     depth--;
-    return mode == TREE ? new Node(at, entries) : object;
+    return mode == TREE ? Node.map(at, entries) : object;
   }
 
   /** An array; as a resource list, its elements are kept as their text (see {@link Span}). */
@@ -180,7 +180,7 @@ final class JsonConfig {
       }
     }
     depth--;
-    return mode == TREE ? new Node(at, items, true) : array;
+    return mode == TREE ? Node.seq(at, items) : array;
   }
 
   private Object literal(String word, int mode, int at, Boolean value) throws NotJson {
@@ -189,8 +189,8 @@ final class JsonConfig {
     }
     pos += word.length();
     if (mode == TREE) {
-      return value == null ? new Node(at, ConfigNode.Kind.NULL, word)
-          : new Node(at, ConfigNode.Kind.SCALAR, word);
+      return value == null ? Node.scalar(at, ConfigNode.Kind.NULL, word)
+          : Node.scalar(at, ConfigNode.Kind.SCALAR, word);
     }
     if (mode == GSON) {
       return value == null ? JsonNull.INSTANCE : new JsonPrimitive(value);
@@ -343,28 +343,24 @@ final class JsonConfig {
     final List<Entry> entries;
     final List<ConfigNode> items;
 
-    Node(int line, Kind kind, String scalar) {
+    private Node(int line, Kind kind, String scalar, List<Entry> entries, List<ConfigNode> items) {
       this.line = line;
       this.kind = kind;
       this.scalar = scalar;
-      this.entries = List.of();
-      this.items = List.of();
-    }
-
-    Node(int line, List<Entry> entries) {
-      this.line = line;
-      this.kind = Kind.MAP;
-      this.scalar = null;
       this.entries = entries;
-      this.items = List.of();
+      this.items = items;
     }
 
-    Node(int line, List<ConfigNode> items, boolean unused) {
-      this.line = line;
-      this.kind = Kind.SEQ;
-      this.scalar = null;
-      this.entries = List.of();
-      this.items = items;
+    static Node scalar(int line, Kind kind, String text) {
+      return new Node(line, kind, text, List.of(), List.of());
+    }
+
+    static Node map(int line, List<Entry> entries) {
+      return new Node(line, Kind.MAP, null, entries, List.of());
+    }
+
+    static Node seq(int line, List<ConfigNode> items) {
+      return new Node(line, Kind.SEQ, null, List.of(), items);
     }
 
     @Override
