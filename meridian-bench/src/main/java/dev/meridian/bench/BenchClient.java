@@ -314,4 +314,8 @@ final class BenchClient {
     }
     channel.shutdownNow();
   }
+
+  void awaitClosed(long millis) throws InterruptedException {
+    channel.awaitTermination(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
 }

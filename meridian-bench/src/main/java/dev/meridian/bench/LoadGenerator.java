@@ -2,7 +2,11 @@ package dev.meridian.bench;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import java.io.BufferedReader;
@@ -91,11 +95,22 @@ public final class LoadGenerator {
           --clusters N               EDS clusters, one endpoint set each (default 1000)
           --endpoints N              endpoints per set (default 2)
           --variant sotw|delta       ADS variant (default sotw)
-          --event connect|all-clusters|one-endpoint|all   (default all: the three in order)
+          --event connect|all-clusters|one-endpoint|all   (default all: the three in order;
+                                     a comma list runs those in order, connect first)
           --timeout SECONDS          per event (default 300)
           --settle-ms MS             quiet time that ends an event's byte count (default 1000)
           --server-jvm "FLAGS"       JVM flags of the server (default "-Xmx8g -XX:+UseG1GC")
           --event-loop-threads N     client event loop threads (default 2)
+          --client-transport epoll|nio   client sockets (default epoll where Netty has it, as the server)
+          --client-window BYTES      each client's HTTP/2 stream and connection window (default
+                                     268435456: Envoy's default initial_stream_window_size)
+          --warmup N                 run each event N times unmeasured before the measured runs
+                                     (connect: connect the fleet and close it again; default 0)
+          --repeat N                 measured runs of each event (default 1); a repeated connect
+                                     closes the fleet between runs
+          --generator-warmup true|false  first run the same fleet and events once, unrecorded,
+                                     against a throwaway Meridian, so that the load generator's
+                                     own JIT warm-up is not counted against the server (default true)
           --meridian-jar PATH        default meridian-cli/target/meridian.jar
           --bench-jar PATH           default: the jar this class was loaded from
           --work-dir PATH            config, logs, GC logs (default target/bench-run)
@@ -116,6 +131,11 @@ public final class LoadGenerator {
     opts.put("settle-ms", "1000");
     opts.put("server-jvm", "-Xmx8g -XX:+UseG1GC");
     opts.put("event-loop-threads", "2");
+    opts.put("client-transport", Epoll.isAvailable() ? "epoll" : "nio");
+    opts.put("client-window", Integer.toString(256 * 1024 * 1024));
+    opts.put("warmup", "0");
+    opts.put("repeat", "1");
+    opts.put("generator-warmup", "true");
     opts.put("meridian-jar", "meridian-cli/target/meridian.jar");
     opts.put("bench-jar", ownJar());
     opts.put("work-dir", "target/bench-run");
@@ -225,15 +245,47 @@ public final class LoadGenerator {
     int clients = intOpt("clients");
     int clusters = intOpt("clusters");
     List<String> events = opts.get("event").equals("all")
-        ? List.of("connect", "all-clusters", "one-endpoint") : List.of(opts.get("event"));
+        ? List.of("connect", "all-clusters", "one-endpoint") : List.of(opts.get("event").split(","));
     for (String e : events) {
       if (!List.of("connect", "all-clusters", "one-endpoint").contains(e)) {
         throw new IllegalArgumentException("--event connect|all-clusters|one-endpoint|all");
       }
     }
+    int warmup = intOpt("warmup");
+    int repeat = intOpt("repeat");
+    if (warmup < 0 || repeat < 1) {
+      throw new IllegalArgumentException("--warmup N >= 0, --repeat N >= 1");
+    }
+    if (opts.get("generator-warmup").equals("true")) {
+      // The load generator's own JIT warm-up is not the server's cost: one unrecorded pass of the
+      // same fleet and events against a throwaway Meridian compiles the client code first, so a
+      // cold server is measured with a warm load generator.
+      log("generator warm-up: one pass against a throwaway Meridian server");
+      pass("meridian", true, delta, clients, clusters, events, "generator-warmup-", 0, 1);
+    }
+    List<Result> results = pass(server, meridian, delta, clients, clusters, events, "", warmup,
+        repeat);
+    StringBuilder sb = new StringBuilder(HEADER).append('\n');
+    for (Result r : results) {
+      sb.append(r.row()).append('\n');
+    }
+    System.out.print(sb);
+    if (opts.containsKey("out")) {
+      StringBuilder rows = new StringBuilder();
+      results.forEach(r -> rows.append(r.row()).append('\n'));
+      Files.writeString(Path.of(opts.get("out")), rows, StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
+    }
+    return results;
+  }
+
+  /** One server process: connect the fleet, run the events, stop the server. */
+  private List<Result> pass(String server, boolean meridian, boolean delta, int clients,
+      int clusters, List<String> events, String tagPrefix, int warmup, int repeat)
+      throws Exception {
     Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
     Files.createDirectories(work);
-    String tag = server + "-" + opts.get("variant") + "-" + clusters + "x" + clients;
+    String tag = tagPrefix + server + "-" + opts.get("variant") + "-" + clusters + "x" + clients;
     Path gcLog = work.resolve("gc-" + tag + ".log");
     Files.deleteIfExists(gcLog);
     Fleet fleet = new Fleet(clusters, intOpt("endpoints"));
@@ -260,7 +312,15 @@ public final class LoadGenerator {
     }
     log("starting %s: %s", server, String.join(" ", cmd));
     List<Result> results = new ArrayList<>();
-    EventLoopGroup group = new NioEventLoopGroup(intOpt("event-loop-threads"));
+    boolean epoll = switch (opts.get("client-transport")) {
+      case "epoll" -> true;
+      case "nio" -> false;
+      default -> throw new IllegalArgumentException("--client-transport epoll|nio");
+    };
+    EventLoopGroup group = epoll ? new EpollEventLoopGroup(intOpt("event-loop-threads"))
+        : new NioEventLoopGroup(intOpt("event-loop-threads"));
+    Class<? extends Channel> channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+    int window = intOpt("client-window");
     List<BenchClient> fleetClients = new ArrayList<>(clients);
     try (ServerProcess proc = new ServerProcess(cmd, work.resolve("server-" + tag + ".log"), gcLog)) {
       Runtime.getRuntime().addShutdownHook(new Thread(proc.process::destroyForcibly));
@@ -268,65 +328,101 @@ public final class LoadGenerator {
       log("server pid %d listening on 127.0.0.1:%d", proc.pid(), port);
       BenchClient.Shared shared = new BenchClient.Shared(clusters);
       long timeoutMs = intOpt("timeout") * 1000L;
+      long heapBefore = liveHeapMiB(proc);
       for (String event : events) {
-        BenchClient.Goal goal;
-        int expect = 0;
-        int k = clusters / 2;
-        Runnable trigger;
-        if (event.equals("connect")) {
-          goal = BenchClient.Goal.CONNECT;
-          trigger = () -> {
-            for (int i = 0; i < clients; i++) {
-              ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                  .eventLoopGroup(group).channelType(NioSocketChannel.class).directExecutor()
-                  .maxInboundMessageSize(512 * 1024 * 1024).build();
-              BenchClient c = new BenchClient(i, delta, shared, ch);
-              c.arm(BenchClient.Goal.CONNECT, 0, 0, t0);
-              fleetClients.add(c);
-              c.start();
-            }
-          };
-        } else if (event.equals("all-clusters")) {
-          goal = BenchClient.Goal.ALL_CLUSTERS;
-          fleet.changeAllClusters();
-          expect = fleet.clusterGen();
-          trigger = triggerFor(meridian, proc, fleet, config, "all-clusters");
-        } else {
-          goal = BenchClient.Goal.ONE_ENDPOINT;
-          fleet.changeEndpoints(k);
-          expect = Fleet.portFor(fleet.endpointGen(k));
-          trigger = triggerFor(meridian, proc, fleet, config, "one-endpoint " + k);
+        for (int run = 0; run < warmup + repeat; run++) {
+          boolean measured = run >= warmup;
+          String label = warmup == 0 && repeat == 1 ? event
+              : measured ? event + " (run " + (run - warmup + 1) + "/" + repeat
+                  + (warmup > 0 ? ", after " + warmup + " warm-up" : "") + ")"
+              : event + " (warm-up " + (run + 1) + "/" + warmup + ")";
+          if (event.equals("connect") && !fleetClients.isEmpty()) {
+            closeFleet(fleetClients);
+            awaitQuiet(proc.pid());
+          }
+          BenchClient.Goal goal;
+          int expect = 0;
+          int k = clusters / 2;
+          Runnable trigger;
+          if (event.equals("connect")) {
+            goal = BenchClient.Goal.CONNECT;
+            trigger = () -> {
+              for (int i = 0; i < clients; i++) {
+                ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+                    .eventLoopGroup(group).channelType(channelType).directExecutor()
+                    .flowControlWindow(window)
+                    .maxInboundMessageSize(512 * 1024 * 1024).build();
+                BenchClient c = new BenchClient(i, delta, shared, ch);
+                c.arm(BenchClient.Goal.CONNECT, 0, 0, t0);
+                fleetClients.add(c);
+                c.start();
+              }
+            };
+          } else if (event.equals("all-clusters")) {
+            goal = BenchClient.Goal.ALL_CLUSTERS;
+            fleet.changeAllClusters();
+            expect = fleet.clusterGen();
+            trigger = triggerFor(meridian, proc, fleet, config, "all-clusters");
+          } else {
+            goal = BenchClient.Goal.ONE_ENDPOINT;
+            fleet.changeEndpoints(k);
+            expect = Fleet.portFor(fleet.endpointGen(k));
+            trigger = triggerFor(meridian, proc, fleet, config, "one-endpoint " + k);
+          }
+          if (fleetClients.isEmpty() && goal != BenchClient.Goal.CONNECT) {
+            throw new IllegalStateException("the first event must be connect");
+          }
+          awaitQuiet(proc.pid());
+          Result r = measure(server, opts.get("variant"), clusters, clients, label, goal, expect, k,
+              trigger, fleetClients, proc, meridian, timeoutMs);
+          if (measured) {
+            results.add(r);
+          }
+          log("%s", HEADER.lines().findFirst().orElse(""));
+          log("%s", r.row());
         }
-        if (fleetClients.isEmpty() && goal != BenchClient.Goal.CONNECT) {
-          throw new IllegalStateException("the first event must be connect");
-        }
-        results.add(measure(server, opts.get("variant"), clusters, clients, event, goal, expect, k,
-            trigger, fleetClients, proc, meridian, timeoutMs));
-        log("%s", HEADER.lines().findFirst().orElse(""));
-        log("%s", results.get(results.size() - 1).row());
       }
+      awaitQuiet(proc.pid());
+      reportIdleHeap(proc, heapBefore, clients);
     } finally {
       for (BenchClient c : fleetClients) {
         c.close();
       }
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
     }
-    StringBuilder sb = new StringBuilder(HEADER).append('\n');
-    for (Result r : results) {
-      sb.append(r.row()).append('\n');
-    }
-    System.out.print(sb);
-    if (opts.containsKey("out")) {
-      StringBuilder rows = new StringBuilder();
-      results.forEach(r -> rows.append(r.row()).append('\n'));
-      Files.writeString(Path.of(opts.get("out")), rows, StandardOpenOption.CREATE,
-          StandardOpenOption.APPEND);
-    }
     return results;
   }
 
   /** Start time of the running event; the connect trigger reads it. */
   private volatile long t0;
+
+  /** Closes every client of a connected fleet (before connecting a new one). */
+  private static void closeFleet(List<BenchClient> fleetClients) throws InterruptedException {
+    for (BenchClient c : fleetClients) {
+      c.close();
+    }
+    for (BenchClient c : fleetClients) {
+      c.awaitClosed(10_000);
+    }
+    fleetClients.clear();
+  }
+
+  /**
+   * Waits (at most 30 s) until the server is idle, under 5 % of a core over 250 ms, so that one
+   * event does not pay for the tail of the previous one (ACKs, closed streams, a collection).
+   */
+  private static void awaitQuiet(long pid) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 30_000;
+    double last = ProcStats.cpuSeconds(pid);
+    while (System.currentTimeMillis() < deadline) {
+      Thread.sleep(250);
+      double now = ProcStats.cpuSeconds(pid);
+      if (now - last < 0.0125) {
+        return;
+      }
+      last = now;
+    }
+  }
 
   private Runnable triggerFor(boolean meridian, ServerProcess proc, Fleet fleet, Path config,
       String command) {
@@ -342,7 +438,6 @@ public final class LoadGenerator {
       ServerProcess proc, boolean meridian, long timeoutMs) throws Exception {
     long pid = proc.pid();
     long serialBefore = meridian ? serializations(proc) : -1;
-    long heapBefore = goal == BenchClient.Goal.CONNECT ? liveHeapMiB(proc) : -1;
     int gcBefore = GcLog.lines(proc.gcLog).size();
     double cpuBefore = ProcStats.cpuSeconds(pid);
     long self = ProcessHandle.current().pid();
@@ -410,24 +505,31 @@ public final class LoadGenerator {
       log("  %d resources with unexpected content (stale or unknown)", mismatches);
     }
     long serialAfter = meridian ? serializations(proc) : -1;
-    if (heapBefore >= 0) {
-      long heapAfter = liveHeapMiB(proc);
-      log("  live heap after a full GC: %d MiB before connect, %d MiB with %d idle clients: %.1f KiB per client",
-          heapBefore, heapAfter, clientCount, (heapAfter - heapBefore) * 1024.0 / clientCount);
-      Path histo = proc.gcLog.resolveSibling(proc.gcLog.getFileName().toString()
-          .replace("gc-", "histo-").replace(".log", ".txt"));
-      Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd")
-          .toString(), Long.toString(pid), "GC.class_histogram").redirectErrorStream(true)
-          .redirectOutput(histo.toFile()).start();
-      if (!p.waitFor(60, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-      }
-      log("  class histogram of the server with idle clients: %s", histo);
-    }
     return new Result(server, variant, clusters, clientCount, event, lat.length, new Stats(lat),
         bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc,
         meridian && serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
         mismatches, selfCpu);
+  }
+
+  /**
+   * Live heap per idle client: measured once the events are over (a forced full GC lets G1
+   * shrink the heap, which would make the events after it collect more often), then the server's
+   * class histogram for where it goes.
+   */
+  private static void reportIdleHeap(ServerProcess proc, long heapBefore, int clientCount)
+      throws Exception {
+    long heapAfter = liveHeapMiB(proc);
+    log("  live heap after a full GC: %d MiB before connect, %d MiB with %d idle clients: %.1f KiB per client",
+        heapBefore, heapAfter, clientCount, (heapAfter - heapBefore) * 1024.0 / clientCount);
+    Path histo = proc.gcLog.resolveSibling(proc.gcLog.getFileName().toString()
+        .replace("gc-", "histo-").replace(".log", ".txt"));
+    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd")
+        .toString(), Long.toString(proc.pid()), "GC.class_histogram").redirectErrorStream(true)
+        .redirectOutput(histo.toFile()).start();
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+    }
+    log("  class histogram of the server with idle clients: %s", histo);
   }
 
   /** Forces a full GC in the server (jcmd GC.run) and reads the heap after it from the GC log. */
