@@ -114,7 +114,8 @@ public final class LoadGenerator {
           --meridian-jar PATH        default meridian-cli/target/meridian.jar
           --bench-jar PATH           default: the jar this class was loaded from
           --work-dir PATH            config, logs, GC logs (default target/bench-run)
-          --out FILE                 append the result rows (markdown) to FILE
+          --out FILE                 append the result rows (markdown) to FILE, warm-up runs
+                                     included (labelled)
         """;
   }
 
@@ -261,10 +262,12 @@ public final class LoadGenerator {
       // same fleet and events against a throwaway Meridian compiles the client code first, so a
       // cold server is measured with a warm load generator.
       log("generator warm-up: one pass against a throwaway Meridian server");
-      pass("meridian", true, delta, clients, clusters, events, "generator-warmup-", 0, 1);
+      pass("meridian", true, delta, clients, clusters, events, "generator-warmup-", 0, 1,
+          new ArrayList<>());
     }
+    List<Result> every = new ArrayList<>(); // warm-up runs too, labelled: for --out
     List<Result> results = pass(server, meridian, delta, clients, clusters, events, "", warmup,
-        repeat);
+        repeat, every);
     StringBuilder sb = new StringBuilder(HEADER).append('\n');
     for (Result r : results) {
       sb.append(r.row()).append('\n');
@@ -272,17 +275,20 @@ public final class LoadGenerator {
     System.out.print(sb);
     if (opts.containsKey("out")) {
       StringBuilder rows = new StringBuilder();
-      results.forEach(r -> rows.append(r.row()).append('\n'));
+      every.forEach(r -> rows.append(r.row()).append('\n'));
       Files.writeString(Path.of(opts.get("out")), rows, StandardOpenOption.CREATE,
           StandardOpenOption.APPEND);
     }
     return results;
   }
 
-  /** One server process: connect the fleet, run the events, stop the server. */
+  /**
+   * One server process: connect the fleet, run the events, stop the server. Returns the measured
+   * runs; {@code every} receives the warm-up runs as well.
+   */
   private List<Result> pass(String server, boolean meridian, boolean delta, int clients,
-      int clusters, List<String> events, String tagPrefix, int warmup, int repeat)
-      throws Exception {
+      int clusters, List<String> events, String tagPrefix, int warmup, int repeat,
+      List<Result> every) throws Exception {
     Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
     Files.createDirectories(work);
     String tag = tagPrefix + server + "-" + opts.get("variant") + "-" + clusters + "x" + clients;
@@ -378,6 +384,7 @@ public final class LoadGenerator {
           if (measured) {
             results.add(r);
           }
+          every.add(r);
           log("%s", HEADER.lines().findFirst().orElse(""));
           log("%s", r.row());
         }
