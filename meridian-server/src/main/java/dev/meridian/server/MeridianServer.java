@@ -145,8 +145,6 @@ public final class MeridianServer implements AutoCloseable {
   private final Options options;
   private final DiscoveryHub hub = new DiscoveryHub();
   private final ExecutorService streamPool;
-  /** gRPC's sockets; xDS streams run on the worker loop of their connection. */
-  private final Transport transport = Transport.create();
   private static final long TICK_MILLIS = 250;
   private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "meridian-ticker");
@@ -216,9 +214,6 @@ public final class MeridianServer implements AutoCloseable {
         .kv("path", options.config()).toString());
     NettyServerBuilder b = NettyServerBuilder
         .forAddress(new InetSocketAddress(options.bind(), options.xdsPort()))
-        .bossEventLoopGroup(transport.boss())
-        .workerEventLoopGroup(transport.workers())
-        .channelType(transport.channelType())
         // Accept keepalive pings from grpc-java (>= 10s) and Envoy (its connection_keepalive),
         // also on connections without calls; ping idle clients ourselves to find dead ones.
         .permitKeepAliveTime(options.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
@@ -235,8 +230,8 @@ public final class MeridianServer implements AutoCloseable {
           .maxConnectionAgeGrace(options.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
     }
     b.intercept(new PeerAddress());
-    for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(),
-        new EventLoopStreams(transport.workers(), streamPool), options.heartbeats())) {
+    for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
+        options.heartbeats())) {
       b.addService(d);
     }
     b.addService(new CsdsService(hub, streamPool));
@@ -345,7 +340,6 @@ public final class MeridianServer implements AutoCloseable {
       http.close();
     }
     streamPool.shutdownNow();
-    transport.close();
     LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)
         .kv("forced", forced)
         .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());

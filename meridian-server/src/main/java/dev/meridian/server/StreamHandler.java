@@ -29,8 +29,7 @@ final class StreamHandler<Q extends Message, R extends Message>
   private final DiscoveryHub hub;
   private final XdsStream<Q, ?> stream;
   private final ServerCallStreamObserver<R> responses;
-  /** Serial: one task at a time, in order (a {@link SerialExecutor} or the stream's event loop). */
-  private final java.util.concurrent.Executor executor;
+  private final SerialExecutor executor;
   /** Responses waiting for the transport to be ready; at most one per type (flow control). */
   private final ArrayDeque<R> backlog = new ArrayDeque<>();
   private boolean done;
@@ -41,7 +40,7 @@ final class StreamHandler<Q extends Message, R extends Message>
   private boolean draining;
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
-      java.util.concurrent.Executor executor, String description, Clock clock) {
+      SerialExecutor executor, String description, Clock clock) {
     this.hub = hub;
     this.stream = stream;
     this.responses = (ServerCallStreamObserver<R>) responses;

@@ -49,15 +49,8 @@ public final class XdsServices {
 
   private XdsServices() {}
 
-  /** Every xDS service; each stream runs on its own {@link SerialExecutor} over {@code pool}. */
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats) {
-    return all(hub, clock, () -> new SerialExecutor(pool), heartbeats);
-  }
-
-  /** Every xDS service; {@code streamExecutors} gives each new stream its serial executor. */
-  static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock,
-      java.util.function.Supplier<Executor> streamExecutors, HeartbeatPolicy heartbeats) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     // One cache of request name lists for every SotW method of this server.
     // And one cache each of whole-type response bodies encoded once (SotW, Delta).
@@ -68,17 +61,16 @@ public final class XdsServices {
             AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getResponseMarshaller()),
         SharedBodyMarshaller.delta(
             AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getResponseMarshaller()));
-    defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock,
-        streamExecutors, heartbeats, m));
-    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, streamExecutors, heartbeats,
-        m)));
+    defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool,
+        heartbeats, m));
+    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats, m)));
     return defs;
   }
 
   @SuppressWarnings("unchecked")
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
-      DiscoveryHub hub, Clock clock, java.util.function.Supplier<Executor> streamExecutors,
-      HeartbeatPolicy heartbeats, Marshallers marshallers) {
+      DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats,
+      Marshallers marshallers) {
     // The SotW methods parse requests with the shared-names marshaller: a new descriptor, same schema.
     ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(sd.getName())
         .setSchemaDescriptor(sd.getSchemaDescriptor());
@@ -104,13 +96,13 @@ public final class XdsServices {
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
                 (type == null ? SotwStream.ads(clock) : SotwStream.perType(type, clock))
                     .withHeartbeats(heartbeats), responses,
-                streamExecutors.get(), m.getFullMethodName(), clock)));
+                new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else if (method.startsWith("Delta")) {
         b.addMethod((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
                 (type == null ? DeltaStream.ads(clock) : DeltaStream.perType(type, clock))
                     .withHeartbeats(heartbeats), responses,
-                streamExecutors.get(), m.getFullMethodName(), clock)));
+                new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else {
         b.addMethod((MethodDescriptor<Object, Object>) m, unimplemented(m));
       }
