@@ -2,7 +2,10 @@ package dev.meridian.server;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import com.google.protobuf.Parser;
 import com.google.protobuf.WireFormat;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -15,40 +18,71 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
- * Parses State-of-the-World requests so that a large {@code resource_names} list is decoded once
- * for every client that sends the same bytes. A SotW client repeats its whole subscription in every
- * request, ACKs included (spec "How the client specifies what resources to return"): 1,000 clients
- * ACKing an EDS push for 10,000 clusters would otherwise decode 10 million strings. Here the
- * encoded list is looked up by content in a small cache and the clients share one immutable list
- * of strings, which also lets {@code Subscription} recognize an unchanged list by identity.
+ * Parses xDS requests so that a large list of resource names is decoded once for every client that
+ * sends the same bytes. A SotW client repeats its whole subscription in every request, ACKs
+ * included (spec "How the client specifies what resources to return"): 1,000 clients ACKing an EDS
+ * push for 10,000 clusters would otherwise decode 10 million strings. A Delta client names its
+ * whole subscription once per stream and again when warming clusters re-subscribe their endpoints
+ * (spec "Incremental xDS"): the same 10,000 names from each of 1,000 clients. Here the encoded
+ * list is looked up by content in a small cache and the clients share one immutable list of
+ * strings, which also lets {@code Subscription} recognize an unchanged list by identity.
  *
  * <p>The message is the same as the plain protobuf parse would give; only requests whose names
- * take at least {@link #SHARE_FROM} bytes, in one run of field 3, take this path.
+ * take at least {@link #SHARE_FROM} bytes, in one run of the names field, take this path. The
+ * names field is number 3 in both {@code DiscoveryRequest.resource_names} and
+ * {@code DeltaDiscoveryRequest.resource_names_subscribe}.
+ *
+ * @param <T> the request message
  */
-final class SharedNamesMarshaller implements MethodDescriptor.Marshaller<DiscoveryRequest> {
+final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor.Marshaller<T> {
   static final int SHARE_FROM = 4096;
-  private static final int RESOURCE_NAMES = DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER;
   private static final int MAX_ENTRIES = 64;
   private static final long MAX_BYTES = 64L << 20;
   private static final VarHandle LONGS =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-  private final MethodDescriptor.Marshaller<DiscoveryRequest> plain;
+  /** How one request type is parsed, and where its names go. */
+  private record Shape<T>(int namesField, Parser<T> parser, Function<T, List<String>> names,
+      BiFunction<T, List<String>, T> withNames) {}
+
+  private final MethodDescriptor.Marshaller<T> plain;
+  private final Shape<T> shape;
   private final Cache cache = new Cache();
 
-  SharedNamesMarshaller(MethodDescriptor.Marshaller<DiscoveryRequest> plain) {
+  private SharedNamesMarshaller(MethodDescriptor.Marshaller<T> plain, Shape<T> shape) {
     this.plain = plain;
+    this.shape = shape;
+  }
+
+  /** SotW: {@code resource_names}, repeated in every request. */
+  static SharedNamesMarshaller<DiscoveryRequest> sotw(
+      MethodDescriptor.Marshaller<DiscoveryRequest> plain) {
+    return new SharedNamesMarshaller<>(plain, new Shape<>(
+        DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser(),
+        DiscoveryRequest::getResourceNamesList,
+        (r, names) -> r.toBuilder().addAllResourceNames(names).build()));
+  }
+
+  /** Delta: {@code resource_names_subscribe}. */
+  static SharedNamesMarshaller<DeltaDiscoveryRequest> delta(
+      MethodDescriptor.Marshaller<DeltaDiscoveryRequest> plain) {
+    return new SharedNamesMarshaller<>(plain, new Shape<>(
+        DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER, DeltaDiscoveryRequest.parser(),
+        DeltaDiscoveryRequest::getResourceNamesSubscribeList,
+        (r, names) -> r.toBuilder().addAllResourceNamesSubscribe(names).build()));
   }
 
   @Override
-  public InputStream stream(DiscoveryRequest value) {
+  public InputStream stream(T value) {
     return plain.stream(value);
   }
 
   @Override
-  public DiscoveryRequest parse(InputStream stream) {
+  public T parse(InputStream stream) {
     byte[] bytes;
     try {
       if (stream instanceof io.grpc.KnownLength) {
@@ -68,7 +102,7 @@ final class SharedNamesMarshaller implements MethodDescriptor.Marshaller<Discove
       throw Status.INTERNAL.withDescription("reading a request").withCause(e).asRuntimeException();
     }
     try {
-      return bytes.length < SHARE_FROM ? DiscoveryRequest.parseFrom(bytes) : parseSharing(bytes);
+      return bytes.length < SHARE_FROM ? shape.parser().parseFrom(bytes) : parseSharing(bytes);
     } catch (InvalidProtocolBufferException e) {
       throw Status.INTERNAL.withDescription("invalid protobuf byte sequence").withCause(e)
           .asRuntimeException();
@@ -82,8 +116,8 @@ final class SharedNamesMarshaller implements MethodDescriptor.Marshaller<Discove
     }
   }
 
-  DiscoveryRequest parseSharing(byte[] bytes) throws InvalidProtocolBufferException {
-    // Find the run of field-3 entries; serializers write fields in number order, so it is one run.
+  T parseSharing(byte[] bytes) throws InvalidProtocolBufferException {
+    // Find the run of name entries; serializers write fields in number order, so it is one run.
     CodedInputStream in = CodedInputStream.newInstance(bytes);
     int from = -1;
     int to = -1;
@@ -94,9 +128,9 @@ final class SharedNamesMarshaller implements MethodDescriptor.Marshaller<Discove
         if (tag == 0) {
           break;
         }
-        if (WireFormat.getTagFieldNumber(tag) == RESOURCE_NAMES) {
+        if (WireFormat.getTagFieldNumber(tag) == shape.namesField()) {
           if (from >= 0 && to != start) {
-            return DiscoveryRequest.parseFrom(bytes); // two runs: rare, take the plain path
+            return shape.parser().parseFrom(bytes); // two runs: rare, take the plain path
           }
           if (from < 0) {
             from = start;
@@ -112,14 +146,13 @@ final class SharedNamesMarshaller implements MethodDescriptor.Marshaller<Discove
           : new InvalidProtocolBufferException(e);
     }
     if (from < 0 || to - from < SHARE_FROM) {
-      return DiscoveryRequest.parseFrom(bytes);
+      return shape.parser().parseFrom(bytes);
     }
     byte[] rest = new byte[bytes.length - (to - from)];
     System.arraycopy(bytes, 0, rest, 0, from);
     System.arraycopy(bytes, to, rest, from, bytes.length - to);
-    DiscoveryRequest others = DiscoveryRequest.parseFrom(rest);
-    List<String> names = names(bytes, from, to);
-    return others.toBuilder().addAllResourceNames(names).build();
+    T others = shape.parser().parseFrom(rest);
+    return shape.withNames().apply(others, names(bytes, from, to));
   }
 
   private List<String> names(byte[] bytes, int from, int to) throws InvalidProtocolBufferException {
@@ -131,7 +164,7 @@ final class SharedNamesMarshaller implements MethodDescriptor.Marshaller<Discove
       }
     }
     byte[] own = Arrays.copyOfRange(bytes, from, to);
-    List<String> names = List.copyOf(DiscoveryRequest.parseFrom(own).getResourceNamesList());
+    List<String> names = List.copyOf(shape.names().apply(shape.parser().parseFrom(own)));
     synchronized (cache) {
       cache.put(new Key(own, 0, own.length), names);
     }

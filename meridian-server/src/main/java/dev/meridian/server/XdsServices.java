@@ -52,11 +52,13 @@ public final class XdsServices {
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
-    // One cache of request name lists for every SotW method of this server.
+    // One cache of request name lists each for the SotW and the Delta methods of this server.
     // And one cache each of whole-type response bodies encoded once (SotW, Delta).
     Marshallers m = new Marshallers(
-        new SharedNamesMarshaller(
+        SharedNamesMarshaller.sotw(
             AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller()),
+        SharedNamesMarshaller.delta(
+            AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller()),
         SharedBodyMarshaller.sotw(
             AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getResponseMarshaller()),
         SharedBodyMarshaller.delta(
@@ -71,7 +73,7 @@ public final class XdsServices {
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
       DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats,
       Marshallers marshallers) {
-    // The SotW methods parse requests with the shared-names marshaller: a new descriptor, same schema.
+    // The stream methods parse requests with a shared-names marshaller: a new descriptor, same schema.
     ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(sd.getName())
         .setSchemaDescriptor(sd.getSchemaDescriptor());
     List<MethodDescriptor<?, ?>> methods = new ArrayList<>();
@@ -83,6 +85,7 @@ public final class XdsServices {
             .setResponseMarshaller(marshallers.sotw()).build();
       } else if (m.getBareMethodName().startsWith("Delta")) {
         bound = ((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m).toBuilder()
+            .setRequestMarshaller(marshallers.deltaRequests())
             .setResponseMarshaller(marshallers.delta()).build();
       }
       methods.add(bound);
@@ -111,7 +114,8 @@ public final class XdsServices {
   }
 
   /** The marshallers every xDS service of one server shares (and their caches). */
-  private record Marshallers(SharedNamesMarshaller requests,
+  private record Marshallers(SharedNamesMarshaller<DiscoveryRequest> requests,
+      SharedNamesMarshaller<DeltaDiscoveryRequest> deltaRequests,
       SharedBodyMarshaller<DiscoveryResponse> sotw, SharedBodyMarshaller<DeltaDiscoveryResponse> delta) {}
 
   private static ServerCallHandler<Object, Object> unimplemented(MethodDescriptor<?, ?> m) {

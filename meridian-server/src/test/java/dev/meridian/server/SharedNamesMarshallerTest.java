@@ -7,6 +7,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -16,10 +17,15 @@ import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** SotW ACKs repeat the whole subscription; clients sending the same names share one decoded list. */
+/**
+ * SotW ACKs repeat the whole subscription, Delta clients subscribe to the same names: clients
+ * sending the same names share one decoded list.
+ */
 class SharedNamesMarshallerTest {
-  final SharedNamesMarshaller marshaller = new SharedNamesMarshaller(
+  final SharedNamesMarshaller<DiscoveryRequest> marshaller = SharedNamesMarshaller.sotw(
       AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+  final SharedNamesMarshaller<DeltaDiscoveryRequest> delta = SharedNamesMarshaller.delta(
+      AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller());
 
   static List<String> names(int n, String prefix) {
     return IntStream.range(0, n).mapToObj(i -> prefix + i).toList();
@@ -101,5 +107,33 @@ class SharedNamesMarshallerTest {
             com.google.protobuf.UnknownFieldSet.Field.newBuilder()
                 .addLengthDelimited(ByteString.copyFromUtf8("x")).build()).build()).build();
     assertThat(roundTrip(withUnknown)).isEqualTo(withUnknown);
+  }
+
+  static DeltaDiscoveryRequest subscribe(String node, List<String> names) {
+    return DeltaDiscoveryRequest.newBuilder().setNode(Node.newBuilder().setId(node))
+        .setTypeUrl("type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment")
+        .addAllResourceNamesSubscribe(names).addResourceNamesUnsubscribe("old")
+        .putInitialResourceVersions("cluster-1", "v1").setResponseNonce("3").build();
+  }
+
+  @Test
+  void deltaClientsSubscribingToTheSameLargeListShareOneDecodedList() {
+    // Spec "Incremental xDS": each Delta client names its subscription; at fleet scale the same
+    // 10,000 EDS names arrive from every client (and again when warming clusters re-subscribe).
+    List<String> names = names(1000, "cluster-");
+    DeltaDiscoveryRequest a = subscribe("node-a", names);
+    DeltaDiscoveryRequest b = subscribe("node-b", names);
+    DeltaDiscoveryRequest parsedA = delta.parse(new ByteArrayInputStream(a.toByteArray()));
+    DeltaDiscoveryRequest parsedB = delta.parse(new ByteArrayInputStream(b.toByteArray()));
+    assertThat(parsedA).isEqualTo(a);
+    assertThat(parsedB).isEqualTo(b);
+    assertThat(parsedB.getResourceNamesUnsubscribeList()).containsExactly("old");
+    for (int i = 0; i < 1000; i += 99) {
+      assertThat(parsedB.getResourceNamesSubscribe(i)).isSameAs(parsedA.getResourceNamesSubscribe(i));
+    }
+    assertThat(delta.cachedLists()).isEqualTo(1);
+    // An ACK (no names) and a small change parse as usual.
+    DeltaDiscoveryRequest small = subscribe("n", List.of("x"));
+    assertThat(delta.parse(new ByteArrayInputStream(small.toByteArray()))).isEqualTo(small);
   }
 }
