@@ -68,7 +68,9 @@ final class StreamHandler<Q extends Message, R extends Message>
   @Override
   public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
     long at = System.nanoTime();
-    executor.execute(() -> {
+    // On the hub's thread when the stream is idle: a push to 10,000 streams then costs no thread
+    // hand-off per stream (the hub calls each listener in turn, so this is still one at a time).
+    executor.runOrExecute(() -> {
       if (!done) {
         telemetry.configChanged(at);
         apply(stream.onConfig(config, changes));
