@@ -68,9 +68,7 @@ final class StreamHandler<Q extends Message, R extends Message>
   @Override
   public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
     long at = System.nanoTime();
-    // On the hub's thread when the stream is idle: a push to 10,000 streams then costs no thread
-    // hand-off per stream (the hub calls each listener in turn, so this is still one at a time).
-    executor.runOrExecute(() -> {
+    executor.execute(() -> {
       if (!done) {
         telemetry.configChanged(at);
         apply(stream.onConfig(config, changes));
