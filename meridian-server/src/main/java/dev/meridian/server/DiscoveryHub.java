@@ -17,6 +17,15 @@ public final class DiscoveryHub {
   interface Listener {
     void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes);
 
+    /**
+     * As {@link #onConfig}, but the caller is a fan-out worker that may do the work itself: a
+     * stream that is idle pushes on the calling thread instead of handing off to its executor.
+     */
+    default void onConfigHere(ServedConfig config,
+        Map<String, Map<ResourceType, Set<String>>> changes) {
+      onConfig(config, changes);
+    }
+
     /** Time passed: send the heartbeats that are due, end bounded waits. */
     void onTick(ServedConfig config);
 
@@ -31,6 +40,10 @@ public final class DiscoveryHub {
   private volatile boolean loaded;
   /** Connected streams as operators see them (admin HTTP, CSDS, metrics, shutdown). */
   private final StreamRegistry registry = new StreamRegistry();
+  /** Below this many streams a config change is handed out from the updating thread alone. */
+  private static final int FAN_OUT_FROM = 256;
+  private volatile java.util.concurrent.Executor fanOut;
+  private volatile int fanOutWays = 1;
   private final Metrics metrics = new Metrics();
 
   public ServedConfig current() {
@@ -67,10 +80,65 @@ public final class DiscoveryHub {
     if (changes.isEmpty() && !groupsChanged) {
       return 0; // identical content: nothing is sent to anyone
     }
-    for (Listener s : streams) {
-      s.onConfig(next, changes);
-    }
+    dispatch(next, changes);
     return changed;
+  }
+
+  /**
+   * Hands a config change to many streams from a few pool tasks, each pushing to a chunk of
+   * streams itself ({@link Listener#onConfigHere}): no thread hand-off per stream, and the pool's
+   * threads still share the work. Used by {@link MeridianServer}; without it every stream gets
+   * the change through its own executor.
+   */
+  void fanOutOn(java.util.concurrent.Executor pool, int ways) {
+    this.fanOutWays = Math.max(1, ways);
+    this.fanOut = pool;
+  }
+
+  private void dispatch(ServedConfig next, Map<String, Map<ResourceType, Set<String>>> changes) {
+    java.util.concurrent.Executor pool = fanOut;
+    java.util.List<Listener> all = new java.util.ArrayList<>(streams);
+    if (pool == null || all.size() < FAN_OUT_FROM) {
+      for (Listener s : all) {
+        s.onConfig(next, changes);
+      }
+      return;
+    }
+    int ways = Math.min(fanOutWays, all.size());
+    int per = (all.size() + ways - 1) / ways;
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(ways);
+    for (int w = 0; w < ways; w++) {
+      java.util.List<Listener> chunk = all.subList(w * per, Math.min(all.size(), (w + 1) * per));
+      Runnable task = () -> {
+        try {
+          for (Listener s : chunk) {
+            s.onConfigHere(next, changes);
+          }
+        } finally {
+          done.countDown();
+        }
+      };
+      try {
+        pool.execute(task);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        chunk.forEach(s -> s.onConfig(next, changes)); // shutting down: queue, as without fan-out
+        done.countDown();
+      }
+    }
+    // Wait until every stream has this change in hand: the next update (this method is
+    // synchronized) must not reach a stream before this one does.
+    boolean interrupted = false;
+    while (true) {
+      try {
+        done.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Lets streams send due heartbeats (while any resource has a TTL) and end bounded waits. */

@@ -145,6 +145,7 @@ public final class MeridianServer implements AutoCloseable {
   private final Options options;
   private final DiscoveryHub hub = new DiscoveryHub();
   private final ExecutorService streamPool;
+  private final int streamThreads;
   private static final long TICK_MILLIS = 250;
   private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "meridian-ticker");
@@ -162,6 +163,7 @@ public final class MeridianServer implements AutoCloseable {
   public MeridianServer(Options options) {
     this.options = options;
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
+    this.streamThreads = threads;
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "meridian-stream");
       t.setDaemon(true);
@@ -206,6 +208,8 @@ public final class MeridianServer implements AutoCloseable {
       hub.register(publisher.listener());
       publisher.publish(first.config());
     }
+    // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
+    hub.fanOutOn(streamPool, streamThreads);
     hub.update(first.config());
     warnGrpcProfile(first.config());
     hub.metrics().reload(true);

@@ -27,6 +27,28 @@ final class SerialExecutor implements Executor {
     schedule();
   }
 
+  /**
+   * Runs {@code task} on the calling thread when this executor is idle, with nothing queued (no
+   * hand-off to the pool); otherwise queues it like {@link #execute}. Order is kept either way:
+   * the task runs only when no earlier one is pending or running.
+   */
+  void runOrExecute(Runnable task) {
+    if (!tasks.isEmpty() || !running.compareAndSet(false, true)) {
+      execute(task);
+      return;
+    }
+    try {
+      task.run();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "stream task failed", e);
+    } finally {
+      running.set(false);
+    }
+    if (!tasks.isEmpty()) {
+      schedule(); // what arrived meanwhile goes to the pool
+    }
+  }
+
   private void schedule() {
     if (running.compareAndSet(false, true)) {
       try {

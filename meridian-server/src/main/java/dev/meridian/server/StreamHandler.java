@@ -67,13 +67,24 @@ final class StreamHandler<Q extends Message, R extends Message>
 
   @Override
   public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
+    executor.execute(configTask(config, changes));
+  }
+
+  @Override
+  public void onConfigHere(ServedConfig config,
+      Map<String, Map<ResourceType, Set<String>>> changes) {
+    executor.runOrExecute(configTask(config, changes));
+  }
+
+  private Runnable configTask(ServedConfig config,
+      Map<String, Map<ResourceType, Set<String>>> changes) {
     long at = System.nanoTime();
-    executor.execute(() -> {
+    return () -> {
       if (!done) {
         telemetry.configChanged(at);
         apply(stream.onConfig(config, changes));
       }
-    });
+    };
   }
 
   @Override

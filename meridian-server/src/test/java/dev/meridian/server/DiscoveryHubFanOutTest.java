@@ -1,0 +1,99 @@
+package dev.meridian.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.protocol.ServedConfig;
+import dev.meridian.protocol.Snapshot;
+import dev.meridian.protocol.XdsResource;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A config change handed to many streams from a few pool tasks (the server's fan-out). */
+class DiscoveryHubFanOutTest {
+  private final ExecutorService pool = Executors.newFixedThreadPool(2);
+
+  @AfterEach
+  void stop() {
+    pool.shutdownNow();
+  }
+
+  static ServedConfig config(String clusterName) {
+    return new ServedConfig(Snapshot.of(List.of(XdsResource.of(ResourceType.CLUSTER,
+        Cluster.newBuilder().setName(clusterName).build()))), List.of());
+  }
+
+  /** Records each config it was handed, in order, and on which thread. */
+  static final class Recorder implements DiscoveryHub.Listener {
+    final List<ServedConfig> seen = new CopyOnWriteArrayList<>();
+    final List<Thread> threads = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
+      seen.add(config);
+      threads.add(Thread.currentThread());
+    }
+
+    @Override
+    public void onTick(ServedConfig config) {}
+  }
+
+  @Test
+  void everyStreamGetsEachChangeOnceAndInOrderFromThePool() {
+    DiscoveryHub hub = new DiscoveryHub();
+    hub.fanOutOn(pool, 2);
+    List<Recorder> streams = new ArrayList<>();
+    for (int i = 0; i < 1000; i++) {
+      Recorder r = new Recorder();
+      streams.add(r);
+      hub.register(r);
+    }
+    ServedConfig first = config("a");
+    ServedConfig second = config("b");
+    hub.update(first);
+    hub.update(second);
+    // update() returns once every stream has the change in hand: no waiting needed here.
+    for (Recorder r : streams) {
+      assertThat(r.seen).containsExactly(first, second);
+      assertThat(r.threads).doesNotContain(Thread.currentThread());
+    }
+  }
+
+  @Test
+  void fewStreamsAreHandedTheChangeFromTheUpdatingThread() {
+    DiscoveryHub hub = new DiscoveryHub();
+    hub.fanOutOn(pool, 2);
+    Recorder r = new Recorder();
+    hub.register(r);
+    ServedConfig c = config("a");
+    hub.update(c);
+    assertThat(r.seen).containsExactly(c);
+    assertThat(r.threads).containsExactly(Thread.currentThread());
+  }
+
+  @Test
+  void aShutDownPoolStillHandsEveryStreamTheChange() {
+    DiscoveryHub hub = new DiscoveryHub();
+    pool.shutdownNow();
+    hub.fanOutOn(pool, 2);
+    List<Recorder> streams = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      Recorder r = new Recorder();
+      streams.add(r);
+      hub.register(r);
+    }
+    ServedConfig c = config("a");
+    hub.update(c);
+    for (Recorder r : streams) {
+      assertThat(r.seen).containsExactly(c);
+    }
+  }
+}
