@@ -101,10 +101,11 @@ final class DeltaTypeState extends TypeState {
       dirtyAll = true;
       subscribe = List.of();
     }
+    // (Read once: the generated getter builds a new empty map view on every call.)
+    Map<String, String> initial = first ? req.getInitialResourceVersionsMap() : Map.of();
     for (String n : subscribe) {
       // ...except on a reconnect, where the client's initial_resource_versions say what it holds.
-      if (!n.equals(Subscription.WILDCARD)
-          && !(first && req.getInitialResourceVersionsMap().containsKey(n))) {
+      if (!n.equals(Subscription.WILDCARD) && !initial.containsKey(n)) {
         if (held.containsKey(n)) {
           edit.remove(n);
         }
