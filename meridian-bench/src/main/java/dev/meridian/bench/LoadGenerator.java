@@ -257,17 +257,16 @@ public final class LoadGenerator {
     if (warmup < 0 || repeat < 1) {
       throw new IllegalArgumentException("--warmup N >= 0, --repeat N >= 1");
     }
+    Scenario scenario = new Scenario(delta, clients, clusters, events);
     if (opts.get("generator-warmup").equals("true")) {
       // The load generator's own JIT warm-up is not the server's cost: one unrecorded pass of the
       // same fleet and events against a throwaway Meridian compiles the client code first, so a
       // cold server is measured with a warm load generator.
       log("generator warm-up: one pass against a throwaway Meridian server");
-      pass("meridian", true, delta, clients, clusters, events, "generator-warmup-", 0, 1,
-          new ArrayList<>());
+      pass("meridian", scenario, "generator-warmup-", 0, 1, new ArrayList<>());
     }
     List<Result> every = new ArrayList<>(); // warm-up runs too, labelled: for --out
-    List<Result> results = pass(server, meridian, delta, clients, clusters, events, "", warmup,
-        repeat, every);
+    List<Result> results = pass(server, scenario, "", warmup, repeat, every);
     StringBuilder sb = new StringBuilder(HEADER).append('\n');
     for (Result r : results) {
       sb.append(r.row()).append('\n');
@@ -286,9 +285,12 @@ public final class LoadGenerator {
    * One server process: connect the fleet, run the events, stop the server. Returns the measured
    * runs; {@code every} receives the warm-up runs as well.
    */
-  private List<Result> pass(String server, boolean meridian, boolean delta, int clients,
-      int clusters, List<String> events, String tagPrefix, int warmup, int repeat,
-      List<Result> every) throws Exception {
+  private List<Result> pass(String server, Scenario scenario, String tagPrefix, int warmup,
+      int repeat, List<Result> every) throws Exception {
+    boolean meridian = server.equals("meridian");
+    boolean delta = scenario.delta();
+    int clients = scenario.clients();
+    int clusters = scenario.clusters();
     Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
     Files.createDirectories(work);
     String tag = tagPrefix + server + "-" + opts.get("variant") + "-" + clusters + "x" + clients;
@@ -335,13 +337,10 @@ public final class LoadGenerator {
       BenchClient.Shared shared = new BenchClient.Shared(clusters);
       long timeoutMs = intOpt("timeout") * 1000L;
       long heapBefore = liveHeapMiB(proc);
-      for (String event : events) {
+      for (String event : scenario.events()) {
         for (int run = 0; run < warmup + repeat; run++) {
           boolean measured = run >= warmup;
-          String label = warmup == 0 && repeat == 1 ? event
-              : measured ? event + " (run " + (run - warmup + 1) + "/" + repeat
-                  + (warmup > 0 ? ", after " + warmup + " warm-up" : "") + ")"
-              : event + " (warm-up " + (run + 1) + "/" + warmup + ")";
+          String label = label(event, run, warmup, repeat);
           if (event.equals("connect") && !fleetClients.isEmpty()) {
             closeFleet(fleetClients);
             awaitQuiet(proc.pid());
@@ -398,6 +397,21 @@ public final class LoadGenerator {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
     }
     return results;
+  }
+
+  /** What one scenario runs: the fleet and its events, the same for every pass. */
+  private record Scenario(boolean delta, int clients, int clusters, List<String> events) {}
+
+  /** The event column: the bare event, or which warm-up or measured run it is. */
+  static String label(String event, int run, int warmup, int repeat) {
+    if (warmup == 0 && repeat == 1) {
+      return event;
+    }
+    if (run < warmup) {
+      return event + " (warm-up " + (run + 1) + "/" + warmup + ")";
+    }
+    return event + " (run " + (run - warmup + 1) + "/" + repeat
+        + (warmup > 0 ? ", after " + warmup + " warm-up" : "") + ")";
   }
 
   /** Start time of the running event; the connect trigger reads it. */

@@ -2,10 +2,15 @@ package dev.meridian.server;
 
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -42,7 +47,7 @@ public final class DiscoveryHub {
   private final StreamRegistry registry = new StreamRegistry();
   /** Below this many streams a config change is handed out from the updating thread alone. */
   private static final int FAN_OUT_FROM = 256;
-  private volatile java.util.concurrent.Executor fanOut;
+  private volatile Executor fanOut;
   private volatile int fanOutWays = 1;
   private final Metrics metrics = new Metrics();
 
@@ -90,43 +95,46 @@ public final class DiscoveryHub {
    * threads still share the work. Used by {@link MeridianServer}; without it every stream gets
    * the change through its own executor.
    */
-  void fanOutOn(java.util.concurrent.Executor pool, int ways) {
+  void fanOutOn(Executor pool, int ways) {
     this.fanOutWays = Math.max(1, ways);
     this.fanOut = pool;
   }
 
   private void dispatch(ServedConfig next, Map<String, Map<ResourceType, Set<String>>> changes) {
-    java.util.concurrent.Executor pool = fanOut;
-    java.util.List<Listener> all = new java.util.ArrayList<>(streams);
-    if (pool == null || all.size() < FAN_OUT_FROM) {
-      for (Listener s : all) {
+    Executor pool = fanOut;
+    if (pool == null || streams.size() < FAN_OUT_FROM) {
+      for (Listener s : streams) {
         s.onConfig(next, changes);
       }
       return;
     }
+    List<Listener> all = new ArrayList<>(streams);
     int ways = Math.min(fanOutWays, all.size());
     int per = (all.size() + ways - 1) / ways;
-    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(ways);
+    CountDownLatch done = new CountDownLatch(ways);
     for (int w = 0; w < ways; w++) {
-      java.util.List<Listener> chunk = all.subList(w * per, Math.min(all.size(), (w + 1) * per));
-      Runnable task = () -> {
-        try {
-          for (Listener s : chunk) {
-            s.onConfigHere(next, changes);
-          }
-        } finally {
-          done.countDown();
-        }
-      };
+      List<Listener> chunk = all.subList(w * per, Math.min(all.size(), (w + 1) * per));
       try {
-        pool.execute(task);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
+        pool.execute(() -> {
+          try {
+            chunk.forEach(s -> s.onConfigHere(next, changes));
+          } finally {
+            done.countDown();
+          }
+        });
+      } catch (RejectedExecutionException e) {
         chunk.forEach(s -> s.onConfig(next, changes)); // shutting down: queue, as without fan-out
         done.countDown();
       }
     }
-    // Wait until every stream has this change in hand: the next update (this method is
-    // synchronized) must not reach a stream before this one does.
+    awaitUninterruptibly(done);
+  }
+
+  /**
+   * Waits until every stream has the change in hand: the next update (update is synchronized)
+   * must not reach a stream before this one does.
+   */
+  private static void awaitUninterruptibly(CountDownLatch done) {
     boolean interrupted = false;
     while (true) {
       try {

@@ -145,7 +145,6 @@ public final class MeridianServer implements AutoCloseable {
   private final Options options;
   private final DiscoveryHub hub = new DiscoveryHub();
   private final ExecutorService streamPool;
-  private final int streamThreads;
   private static final long TICK_MILLIS = 250;
   private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "meridian-ticker");
@@ -163,12 +162,13 @@ public final class MeridianServer implements AutoCloseable {
   public MeridianServer(Options options) {
     this.options = options;
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
-    this.streamThreads = threads;
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "meridian-stream");
       t.setDaemon(true);
       return t;
     });
+    // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
+    hub.fanOutOn(streamPool, threads);
   }
 
   public MeridianServer start() throws ConfigException, IOException {
@@ -208,8 +208,6 @@ public final class MeridianServer implements AutoCloseable {
       hub.register(publisher.listener());
       publisher.publish(first.config());
     }
-    // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
-    hub.fanOutOn(streamPool, streamThreads);
     hub.update(first.config());
     warnGrpcProfile(first.config());
     hub.metrics().reload(true);

@@ -38,14 +38,9 @@ final class SerialExecutor implements Executor {
       return;
     }
     try {
-      task.run();
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "stream task failed", e);
+      runLogged(task);
     } finally {
-      running.set(false);
-    }
-    if (!tasks.isEmpty()) {
-      schedule(); // what arrived meanwhile goes to the pool
+      release();
     }
   }
 
@@ -65,17 +60,26 @@ final class SerialExecutor implements Executor {
     try {
       Runnable r;
       while ((r = tasks.poll()) != null) {
-        try {
-          r.run();
-        } catch (RuntimeException e) {
-          LOG.log(System.Logger.Level.ERROR, "stream task failed", e);
-        }
+        runLogged(r);
       }
     } finally {
-      running.set(false);
+      release();
     }
+  }
+
+  /** Lets the next task in; what arrived while this executor was busy goes to the pool. */
+  private void release() {
+    running.set(false);
     if (!tasks.isEmpty()) {
       schedule();
+    }
+  }
+
+  private static void runLogged(Runnable task) {
+    try {
+      task.run();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "stream task failed", e);
     }
   }
 }

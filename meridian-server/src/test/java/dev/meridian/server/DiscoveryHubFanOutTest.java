@@ -46,16 +46,21 @@ class DiscoveryHubFanOutTest {
     public void onTick(ServedConfig config) {}
   }
 
-  @Test
-  void everyStreamGetsEachChangeOnceAndInOrderFromThePool() {
-    DiscoveryHub hub = new DiscoveryHub();
-    hub.fanOutOn(pool, 2);
+  static List<Recorder> register(DiscoveryHub hub, int n) {
     List<Recorder> streams = new ArrayList<>();
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < n; i++) {
       Recorder r = new Recorder();
       streams.add(r);
       hub.register(r);
     }
+    return streams;
+  }
+
+  @Test
+  void everyStreamGetsEachChangeOnceAndInOrderFromThePool() {
+    DiscoveryHub hub = new DiscoveryHub();
+    hub.fanOutOn(pool, 2);
+    List<Recorder> streams = register(hub, 1000);
     ServedConfig first = config("a");
     ServedConfig second = config("b");
     hub.update(first);
@@ -71,8 +76,7 @@ class DiscoveryHubFanOutTest {
   void fewStreamsAreHandedTheChangeFromTheUpdatingThread() {
     DiscoveryHub hub = new DiscoveryHub();
     hub.fanOutOn(pool, 2);
-    Recorder r = new Recorder();
-    hub.register(r);
+    Recorder r = register(hub, 1).get(0);
     ServedConfig c = config("a");
     hub.update(c);
     assertThat(r.seen).containsExactly(c);
@@ -84,12 +88,7 @@ class DiscoveryHubFanOutTest {
     DiscoveryHub hub = new DiscoveryHub();
     pool.shutdownNow();
     hub.fanOutOn(pool, 2);
-    List<Recorder> streams = new ArrayList<>();
-    for (int i = 0; i < 300; i++) {
-      Recorder r = new Recorder();
-      streams.add(r);
-      hub.register(r);
-    }
+    List<Recorder> streams = register(hub, 300);
     ServedConfig c = config("a");
     hub.update(c);
     for (Recorder r : streams) {
