@@ -89,6 +89,13 @@ final class ServeCommand implements Callable<Integer> {
       description = "Format of published files: yaml, json or pb (default ${DEFAULT-VALUE}).")
   String publishFormat;
 
+  @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "20s",
+      converter = DurationConverter.class,
+      description = "Before the xDS port opens, serve a synthetic fleet over loopback for at most "
+          + "this long, so that a fleet connecting to a freshly started server meets compiled "
+          + "code; 0s turns it off (default ${DEFAULT-VALUE}).")
+  Duration warmup;
+
   @Option(names = "--log-level", defaultValue = "info", description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
   String logLevel;
 
@@ -113,7 +120,8 @@ final class ServeCommand implements Callable<Integer> {
             .withHeartbeatInterval(heartbeatInterval)
             .withReferenceCheck(check)
             .withRestMaxWait(restMaxWait)
-            .withPublish(publishDir, format));
+            .withPublish(publishDir, format)
+            .withWarmup(warmup));
     try {
       server.start();
     } catch (ConfigException e) {

@@ -50,6 +50,25 @@ public final class DiscoveryHub {
   private volatile Executor fanOut;
   private volatile int fanOutWays = 1;
   private final Metrics metrics = new Metrics();
+  /** False for the warm-up's private hub: its synthetic streams are not worth a log line each. */
+  private final boolean logsStreams;
+
+  public DiscoveryHub() {
+    this(true);
+  }
+
+  private DiscoveryHub(boolean logsStreams) {
+    this.logsStreams = logsStreams;
+  }
+
+  /** A hub whose streams log no open and close lines (the warm-up's). */
+  static DiscoveryHub unlogged() {
+    return new DiscoveryHub(false);
+  }
+
+  boolean logsStreams() {
+    return logsStreams;
+  }
 
   public ServedConfig current() {
     return current.get();

@@ -46,6 +46,8 @@ public final class MeridianServer implements AutoCloseable {
    * @param referenceCheck what to do with dangling references on load (see {@link ReferenceCheck})
    * @param restMaxWait the cap on a REST-JSON poll's {@code Prefer: wait}
    * @param publishDir null, or where to publish DiscoveryResponse files for path config sources
+   * @param warmup null or zero: none; else the most time a startup warm-up (see {@link Warmup})
+   *     may take before the xDS port opens
    */
   public record Options(Path config,
       String bind,
@@ -63,7 +65,8 @@ public final class MeridianServer implements AutoCloseable {
       ReferenceCheck referenceCheck,
       Duration restMaxWait,
       Path publishDir,
-      FilePublisher.Format publishFormat) {
+      FilePublisher.Format publishFormat,
+      Duration warmup) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
     public Options {
@@ -101,39 +104,43 @@ public final class MeridianServer implements AutoCloseable {
 
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     public Options withAdminBind(String v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
     }
 
     public Options withMaxConnectionAge(Duration age, Duration grace) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
     }
 
     public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
     }
 
     public Options withShutdownTimeout(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
     }
 
     public Options withHeartbeatInterval(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
     }
 
     public Options withReferenceCheck(ReferenceCheck v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, warmup);
     }
 
     public Options withRestMaxWait(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, warmup);
     }
 
     public Options withPublish(Path dir, FilePublisher.Format format) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, warmup);
+    }
+
+    public Options withWarmup(Duration v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v);
     }
 
     HeartbeatPolicy heartbeats() {
@@ -145,6 +152,7 @@ public final class MeridianServer implements AutoCloseable {
   private final Options options;
   private final DiscoveryHub hub = new DiscoveryHub();
   private final ExecutorService streamPool;
+  private final int poolThreads;
   private static final long TICK_MILLIS = 250;
   private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "meridian-ticker");
@@ -162,6 +170,7 @@ public final class MeridianServer implements AutoCloseable {
   public MeridianServer(Options options) {
     this.options = options;
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
+    this.poolThreads = threads;
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "meridian-stream");
       t.setDaemon(true);
@@ -214,8 +223,32 @@ public final class MeridianServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
         .kv("path", options.config()).toString());
+    if (options.warmup() != null && !options.warmup().isZero()) {
+      warmUp(options.warmup());
+    }
+    try {
+      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort()), hub).start();
+      http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
+          () -> !closing.get(), this::isReady, hub);
+      http.handle(RestDiscovery.PREFIX, new RestDiscovery(hub, Clock.systemUTC(),
+          options.heartbeats(), streamPool, ticker, options.restMaxWait()));
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
+    serving = true;
+    // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
+    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  /**
+   * Builds the xDS gRPC server (not started): every discovery service over {@code hub}, CSDS, the
+   * transport settings of the options. The warm-up builds its private server here too.
+   */
+  private Server xdsServer(InetSocketAddress address, DiscoveryHub hub) {
     NettyServerBuilder b = NettyServerBuilder
-        .forAddress(new InetSocketAddress(options.bind(), options.xdsPort()))
+        .forAddress(address)
         // Accept keepalive pings from grpc-java (>= 10s) and Envoy (its connection_keepalive),
         // also on connections without calls; ping idle clients ourselves to find dead ones.
         .permitKeepAliveTime(options.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
@@ -237,20 +270,25 @@ public final class MeridianServer implements AutoCloseable {
       b.addService(d);
     }
     b.addService(new CsdsService(hub, streamPool));
+    return b.build();
+  }
+
+  /**
+   * Startup warm-up ({@link Warmup}) before the xDS port opens, bounded by {@code budget}. Never
+   * fails the start: a warm-up that cannot run is logged and the server starts cold.
+   */
+  private void warmUp(Duration budget) {
     try {
-      grpc = b.build().start();
-      http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
-          () -> !closing.get(), this::isReady, hub);
-      http.handle(RestDiscovery.PREFIX, new RestDiscovery(hub, Clock.systemUTC(),
-          options.heartbeats(), streamPool, ticker, options.restMaxWait()));
-    } catch (IOException e) {
-      close();
-      throw e;
+      Warmup.Report r = new Warmup(this::xdsServer, streamPool, poolThreads).run(budget);
+      LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result",
+              r.completed() ? "ok" : "budget_spent").kv("rounds", r.rounds())
+          .kv("events", r.events()).kv("responses", r.responses()).kv("ms", r.millis()).toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception | LinkageError e) {
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("warmup").kv("result", "failed")
+          .kv("error", String.valueOf(e)).toString());
     }
-    serving = true;
-    // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
-    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
-    return this;
   }
 
   /**

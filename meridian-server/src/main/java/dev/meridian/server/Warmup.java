@@ -1,0 +1,403 @@
+package dev.meridian.server;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import dev.meridian.config.ConfigException;
+import dev.meridian.config.ConfigLoader;
+import dev.meridian.config.ReferenceCheck;
+import dev.meridian.protocol.ResourceType;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
+import java.util.stream.Stream;
+
+/**
+ * Startup warm-up: before the xDS port opens, a private copy of the server (its own hub and gRPC
+ * server on an ephemeral loopback port, the same stream pool and handlers) serves a synthetic fleet
+ * of SotW and Delta ADS clients in this JVM through the events a real fleet brings: connect, every
+ * cluster changed, one endpoint set changed, reconnects; each change goes through the config loader
+ * from a file, as a reload does.
+ *
+ * <p>Why: a fresh JVM interprets, then compiles, the push paths while the first clients connect;
+ * measured on 2 cores that doubles a 1,000-client connect (docs/benchmarks.md, round 5). Running
+ * the same code first, on loopback and with nothing a client of the real port can see, moves that
+ * compile work before the port opens. Nothing of it stays: the private server, its streams and the
+ * temp config are gone when {@link #run} returns, and a warm-up that fails only logs.
+ */
+final class Warmup {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.server");
+  /** What a warm-up did. */
+  record Report(int rounds, int events, long responses, long millis, boolean completed) {}
+
+  static final int CLUSTERS = 1000;
+  static final int CLIENTS = 200;
+  static final int ROUNDS = 8;
+  /** One-endpoint changes per round: small pushes are the most frequent event in a fleet. */
+  static final int SMALL_CHANGES = 8;
+  private static final String PREFIX = "warmup-";
+  private static final int BASE_PORT = 10000;
+
+  private final BiFunction<InetSocketAddress, DiscoveryHub, Server> servers;
+  private final java.util.concurrent.Executor pool;
+  private final int poolThreads;
+  private final int clusters;
+  private final int clientCount;
+  private final int rounds;
+
+  /**
+   * @param servers builds (does not start) the xDS gRPC server for an address and hub, as the real
+   *     one is built, so that the warm-up runs the same transport settings and handlers
+   */
+  Warmup(BiFunction<InetSocketAddress, DiscoveryHub, Server> servers,
+      java.util.concurrent.Executor pool, int poolThreads) {
+    this(servers, pool, poolThreads, CLUSTERS, CLIENTS, ROUNDS);
+  }
+
+  Warmup(BiFunction<InetSocketAddress, DiscoveryHub, Server> servers,
+      java.util.concurrent.Executor pool, int poolThreads, int clusters, int clientCount,
+      int rounds) {
+    this.servers = servers;
+    this.pool = pool;
+    this.poolThreads = poolThreads;
+    this.clusters = clusters;
+    this.clientCount = clientCount;
+    this.rounds = rounds;
+  }
+
+  // What the clients are to reach: every cluster at this generation (its connect timeout in
+  // seconds), the probed endpoint set at this port.
+  private volatile int clusterGen = 1;
+  private volatile int probePort = BASE_PORT;
+  private final Object monitor = new Object();
+  private int reached;
+  private int epoch;
+  private final AtomicLong responses = new AtomicLong();
+
+  /** Runs the warm-up for at most {@code budget}; returns what it did. */
+  Report run(Duration budget) throws IOException, ConfigException, InterruptedException {
+    long started = System.nanoTime();
+    long deadline = started + budget.toNanos();
+    Path dir = Files.createTempDirectory("meridian-warmup");
+    Path file = dir.resolve("warmup.json");
+    DiscoveryHub hub = DiscoveryHub.unlogged();
+    hub.fanOutOn(pool, poolThreads);
+    ConfigLoader loader = new ConfigLoader();
+    Server server = null;
+    List<WarmupClient> clients = new ArrayList<>();
+    int round = 0;
+    int events = 0;
+    boolean completed = false;
+    try {
+      reload(loader, file, hub);
+      server = servers.apply(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), hub)
+          .start();
+      int port = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
+      List<String> names = new ArrayList<>(clusters);
+      for (int i = 0; i < clusters; i++) {
+        names.add(PREFIX + i);
+      }
+      arm();
+      for (int i = 0; i < clientCount; i++) {
+        clients.add(connect(port, i, names));
+      }
+      boolean ok = await(clients.size(), deadline);
+      events++;
+      for (round = 0; ok && round < rounds; round++) {
+        clusterGen++;
+        ok = change(loader, file, hub, clients.size(), deadline);
+        events++;
+        for (int j = 0; ok && j < SMALL_CHANGES; j++) {
+          probePort++;
+          ok = change(loader, file, hub, clients.size(), deadline);
+          events++;
+        }
+        if (ok) {
+          // A quarter of the fleet reconnects: new connections and first requests again.
+          arm();
+          int reconnected = 0;
+          for (int i = round % 4; i < clients.size(); i += 4) {
+            clients.get(i).close();
+            clients.set(i, connect(port, i, names));
+            reconnected++;
+          }
+          ok = await(reconnected, deadline);
+          events++;
+        }
+      }
+      completed = ok;
+    } finally {
+      for (WarmupClient c : clients) {
+        c.close();
+      }
+      if (server != null) {
+        server.shutdownNow();
+        server.awaitTermination(5, TimeUnit.SECONDS);
+      }
+      deleteTree(dir);
+    }
+    return new Report(round, events, responses.get(),
+        (System.nanoTime() - started) / 1_000_000, completed);
+  }
+
+  /** Starts counting clients that reach the current target. */
+  private void arm() {
+    synchronized (monitor) {
+      epoch++;
+      reached = 0;
+    }
+  }
+
+  private boolean change(ConfigLoader loader, Path file, DiscoveryHub hub, int expected,
+      long deadline) throws IOException, ConfigException, InterruptedException {
+    long t0 = System.nanoTime();
+    arm();
+    reload(loader, file, hub);
+    boolean ok = await(expected, deadline);
+    LOG.log(System.Logger.Level.DEBUG, () -> LogLine.of("warmup_event")
+        .kv("cluster_gen", clusterGen).kv("probe_port", probePort).kv("reached", ok)
+        .kv("ms", (System.nanoTime() - t0) / 1_000_000).toString());
+    return ok;
+  }
+
+  /** Waits until {@code expected} clients reached the target, or the budget is spent. */
+  private boolean await(int expected, long deadline) throws InterruptedException {
+    synchronized (monitor) {
+      while (reached < expected) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(monitor, left);
+      }
+      return true;
+    }
+  }
+
+  /** A client saw the target: counted once per epoch. */
+  private void check(WarmupClient c) {
+    if (c.clusterGen != clusterGen || c.port != probePort) {
+      return;
+    }
+    synchronized (monitor) {
+      if (c.epoch != epoch) {
+        c.epoch = epoch;
+        reached++;
+        monitor.notifyAll();
+      }
+    }
+  }
+
+  /** Writes the synthetic config and loads it as a reload would: file, loader, checks, hub. */
+  private void reload(ConfigLoader loader, Path file, DiscoveryHub hub)
+      throws IOException, ConfigException {
+    StringBuilder json = new StringBuilder(clusters * 400).append("{\"resources\":[\n");
+    for (int i = 0; i < clusters; i++) {
+      int port = i == probe() ? probePort : BASE_PORT;
+      json.append("{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"")
+          .append(PREFIX).append(i).append("\",\"type\":\"EDS\",\"connectTimeout\":\"")
+          .append(clusterGen).append("s\",\"edsClusterConfig\":{\"edsConfig\":{\"ads\":{},")
+          .append("\"resourceApiVersion\":\"V3\"}}},\n")
+          .append("{\"@type\":\"type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment\",")
+          .append("\"clusterName\":\"").append(PREFIX).append(i)
+          .append("\",\"endpoints\":[{\"lbEndpoints\":[{\"endpoint\":{\"address\":{\"socketAddress\":")
+          .append("{\"address\":\"127.0.0.1\",\"portValue\":").append(port)
+          .append("}}}},{\"endpoint\":{\"address\":{\"socketAddress\":{\"address\":\"127.0.0.2\",")
+          .append("\"portValue\":").append(port).append("}}}}]}]}")
+          .append(i == clusters - 1 ? "\n" : ",\n");
+    }
+    json.append("]}\n");
+    Files.writeString(file, json, StandardCharsets.UTF_8);
+    ConfigLoader.Loaded loaded = loader.load(ConfigLoader.read(file));
+    ReferenceCheck.problems(loaded.config());
+    hub.update(loaded.config());
+  }
+
+  private int probe() {
+    return clusters / 2;
+  }
+
+  private WarmupClient connect(int port, int i, List<String> names) {
+    ManagedChannel channel = NettyChannelBuilder.forAddress(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), port))
+        .usePlaintext().directExecutor().maxInboundMessageSize(64 * 1024 * 1024).build();
+    Node node = Node.newBuilder().setId(PREFIX + i).build();
+    WarmupClient c = i % 2 == 0 ? new SotwClient(channel, node, names)
+        : new DeltaClient(channel, node, names);
+    c.start();
+    return c;
+  }
+
+  /** Reads what the client holds of the cluster and endpoint set it watches. */
+  private void observeCluster(WarmupClient c, String name, Any any) {
+    if (name == null || name.equals(PREFIX + 0)) {
+      try {
+        Cluster cluster = Cluster.parseFrom(any.getValue());
+        if (cluster.getName().equals(PREFIX + 0)) {
+          c.clusterGen = (int) cluster.getConnectTimeout().getSeconds();
+        }
+      } catch (InvalidProtocolBufferException e) {
+        // not reached: the budget ends the warm-up
+      }
+    }
+  }
+
+  private void observeEndpoints(WarmupClient c, String name, Any any) {
+    if (name == null || name.equals(PREFIX + probe())) {
+      try {
+        ClusterLoadAssignment cla = ClusterLoadAssignment.parseFrom(any.getValue());
+        if (cla.getClusterName().equals(PREFIX + probe())) {
+          c.port = cla.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress()
+              .getSocketAddress().getPortValue();
+        }
+      } catch (InvalidProtocolBufferException e) {
+        // not reached: the budget ends the warm-up
+      }
+    }
+  }
+
+  /** One synthetic ADS client: wildcard CDS, then EDS for every cluster, ACKing everything. */
+  private abstract static class WarmupClient {
+    final ManagedChannel channel;
+    final Node node;
+    final List<String> names;
+    volatile int clusterGen;
+    volatile int port;
+    int epoch; // guarded by the warm-up's monitor
+
+    WarmupClient(ManagedChannel channel, Node node, List<String> names) {
+      this.channel = channel;
+      this.node = node;
+      this.names = names;
+    }
+
+    abstract void start();
+
+    void close() {
+      channel.shutdownNow();
+    }
+  }
+
+  private final class SotwClient extends WarmupClient implements StreamObserver<DiscoveryResponse> {
+    private StreamObserver<DiscoveryRequest> requests;
+    private String edsVersion = "";
+    private String edsNonce = "";
+
+    SotwClient(ManagedChannel channel, Node node, List<String> names) {
+      super(channel, node, names);
+    }
+
+    @Override
+    void start() {
+      requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(this);
+      requests.onNext(DiscoveryRequest.newBuilder().setNode(node)
+          .setTypeUrl(ResourceType.CLUSTER.typeUrl()).build());
+    }
+
+    @Override
+    public synchronized void onNext(DiscoveryResponse r) {
+      responses.incrementAndGet();
+      boolean clusters = r.getTypeUrl().equals(ResourceType.CLUSTER.typeUrl());
+      for (Any any : r.getResourcesList()) {
+        if (clusters) {
+          observeCluster(this, null, any);
+        } else {
+          observeEndpoints(this, null, any);
+        }
+      }
+      requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
+          .setVersionInfo(r.getVersionInfo()).setResponseNonce(r.getNonce())
+          .addAllResourceNames(clusters ? List.of() : names).build());
+      if (clusters) {
+        // As Envoy after a CDS update: the clusters warm, asking for their endpoints again.
+        requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(ResourceType.ENDPOINT.typeUrl())
+            .setVersionInfo(edsVersion).setResponseNonce(edsNonce).addAllResourceNames(names)
+            .build());
+      } else {
+        edsVersion = r.getVersionInfo();
+        edsNonce = r.getNonce();
+      }
+      check(this);
+    }
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onCompleted() {}
+  }
+
+  private final class DeltaClient extends WarmupClient
+      implements StreamObserver<DeltaDiscoveryResponse> {
+    private StreamObserver<DeltaDiscoveryRequest> requests;
+
+    DeltaClient(ManagedChannel channel, Node node, List<String> names) {
+      super(channel, node, names);
+    }
+
+    @Override
+    void start() {
+      requests = AggregatedDiscoveryServiceGrpc.newStub(channel).deltaAggregatedResources(this);
+      requests.onNext(DeltaDiscoveryRequest.newBuilder().setNode(node)
+          .setTypeUrl(ResourceType.CLUSTER.typeUrl()).build());
+    }
+
+    @Override
+    public synchronized void onNext(DeltaDiscoveryResponse r) {
+      responses.incrementAndGet();
+      boolean clusters = r.getTypeUrl().equals(ResourceType.CLUSTER.typeUrl());
+      for (Resource res : r.getResourcesList()) {
+        if (clusters) {
+          observeCluster(this, res.getName(), res.getResource());
+        } else {
+          observeEndpoints(this, res.getName(), res.getResource());
+        }
+      }
+      requests.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
+          .setResponseNonce(r.getNonce()).build());
+      if (clusters && r.getResourcesCount() > 0) {
+        // Warming: the changed clusters' endpoints are asked for again.
+        requests.onNext(DeltaDiscoveryRequest.newBuilder()
+            .setTypeUrl(ResourceType.ENDPOINT.typeUrl()).addAllResourceNamesSubscribe(names)
+            .build());
+      }
+      check(this);
+    }
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onCompleted() {}
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      // a temp dir left behind is harmless
+    }
+  }
+}
