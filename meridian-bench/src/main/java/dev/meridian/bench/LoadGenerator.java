@@ -108,9 +108,12 @@ public final class LoadGenerator {
                                      (connect: connect the fleet and close it again; default 0)
           --repeat N                 measured runs of each event (default 1); a repeated connect
                                      closes the fleet between runs
-          --generator-warmup true|false  first run the same fleet and events once, unrecorded,
+          --generator-warmup true|false  first run the same fleet and events, unrecorded,
                                      against a throwaway Meridian, so that the load generator's
                                      own JIT warm-up is not counted against the server (default true)
+          --generator-warmup-runs N  how often each event runs in that pass (default 3)
+          --meridian-args "FLAGS"    extra flags of 'meridian serve' (e.g. "--warmup 0s" for a
+                                     server without its startup warm-up; default none)
           --meridian-jar PATH        default meridian-cli/target/meridian.jar
           --bench-jar PATH           default: the jar this class was loaded from
           --work-dir PATH            config, logs, GC logs (default target/bench-run)
@@ -137,6 +140,8 @@ public final class LoadGenerator {
     opts.put("warmup", "0");
     opts.put("repeat", "1");
     opts.put("generator-warmup", "true");
+    opts.put("generator-warmup-runs", "3");
+    opts.put("meridian-args", "");
     opts.put("meridian-jar", "meridian-cli/target/meridian.jar");
     opts.put("bench-jar", ownJar());
     opts.put("work-dir", "target/bench-run");
@@ -262,8 +267,10 @@ public final class LoadGenerator {
       // The load generator's own JIT warm-up is not the server's cost: one unrecorded pass of the
       // same fleet and events against a throwaway Meridian compiles the client code first, so a
       // cold server is measured with a warm load generator.
-      log("generator warm-up: one pass against a throwaway Meridian server");
-      pass("meridian", scenario, "generator-warmup-", 0, 1, new ArrayList<>());
+      int runs = Math.max(1, intOpt("generator-warmup-runs"));
+      log("generator warm-up: one pass against a throwaway Meridian server, each event %d times",
+          runs);
+      pass("meridian", scenario, "generator-warmup-", runs - 1, 1, new ArrayList<>());
     }
     List<Result> every = new ArrayList<>(); // warm-up runs too, labelled: for --out
     List<Result> results = pass(server, scenario, "", warmup, repeat, every);
@@ -314,6 +321,13 @@ public final class LoadGenerator {
               + opts.get("bench-jar"), MeridianProbe.class.getName(),
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
           "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
+      // The throwaway server only warms the load generator: it skips its own startup warm-up.
+      String extra = tagPrefix.isEmpty() ? opts.get("meridian-args") : "--warmup 0s";
+      for (String f : extra.trim().split("\\s+")) {
+        if (!f.isEmpty()) {
+          cmd.add(f);
+        }
+      }
     } else {
       cmd.addAll(List.of("-cp", opts.get("bench-jar"), JcpServer.class.getName(),
           Integer.toString(port), Integer.toString(clusters), opts.get("endpoints")));

@@ -223,15 +223,19 @@ public final class MeridianServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
         .kv("path", options.config()).toString());
-    if (options.warmup() != null && !options.warmup().isZero()) {
-      warmUp(options.warmup());
-    }
     try {
-      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort()), hub).start();
+      // Admin first: /healthz answers and /readyz says 503 while the warm-up runs.
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
           () -> !closing.get(), this::isReady, hub);
       http.handle(RestDiscovery.PREFIX, new RestDiscovery(hub, Clock.systemUTC(),
           options.heartbeats(), streamPool, ticker, options.restMaxWait()));
+      if (options.warmup() != null && !options.warmup().isZero()) {
+        warmUp(options.warmup());
+      }
+      if (closing.get()) {
+        throw new IOException("closed while starting");
+      }
+      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort()), hub).start();
     } catch (IOException e) {
       close();
       throw e;
@@ -279,7 +283,8 @@ public final class MeridianServer implements AutoCloseable {
    */
   private void warmUp(Duration budget) {
     try {
-      Warmup.Report r = new Warmup(this::xdsServer, streamPool, poolThreads).run(budget);
+      Warmup.Report r = new Warmup(this::xdsServer, streamPool, poolThreads).run(budget,
+          closing::get);
       LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result",
               r.completed() ? "ok" : "budget_spent").kv("rounds", r.rounds())
           .kv("events", r.events()).kv("responses", r.responses()).kv("ms", r.millis()).toString());

@@ -52,6 +52,8 @@ final class Warmup {
   /** What a warm-up did. */
   record Report(int rounds, int events, long responses, long millis, boolean completed) {}
 
+  // Sized by measurement (docs/benchmarks.md, round 5): 5,000 clusters instead of 1,000 saved
+  // little more server CPU at the first big connect and pushed peak RSS past 2 GiB.
   static final int CLUSTERS = 1000;
   static final int CLIENTS = 200;
   static final int ROUNDS = 8;
@@ -66,6 +68,7 @@ final class Warmup {
   private final int clusters;
   private final int clientCount;
   private final int rounds;
+  private Path tempRoot;
 
   /**
    * @param servers builds (does not start) the xDS gRPC server for an address and hub, as the real
@@ -96,17 +99,29 @@ final class Warmup {
   private int epoch;
   private final AtomicLong responses = new AtomicLong();
 
-  /** Runs the warm-up for at most {@code budget}; returns what it did. */
-  Report run(Duration budget) throws IOException, ConfigException, InterruptedException {
+  /** Where the synthetic config file goes (in a directory of its own, removed after): tests. */
+  Warmup inDirectory(Path root) {
+    this.tempRoot = root;
+    return this;
+  }
+
+  /**
+   * Runs the warm-up for at most {@code budget}, or until {@code stop} says so (checked between
+   * events: a shutdown during the warm-up); returns what it did.
+   */
+  Report run(Duration budget, java.util.function.BooleanSupplier stop)
+      throws IOException, ConfigException, InterruptedException {
     long started = System.nanoTime();
     long deadline = started + budget.toNanos();
-    Path dir = Files.createTempDirectory("meridian-warmup");
+    Path dir = tempRoot == null ? Files.createTempDirectory("meridian-warmup")
+        : Files.createTempDirectory(tempRoot, "meridian-warmup");
     Path file = dir.resolve("warmup.json");
     DiscoveryHub hub = DiscoveryHub.unlogged();
     hub.fanOutOn(pool, poolThreads);
     ConfigLoader loader = new ConfigLoader();
     Server server = null;
-    List<WarmupClient> clients = new ArrayList<>();
+    List<WarmupClient<?, ?>> clients = new ArrayList<>();
+    List<WarmupClient<?, ?>> retired = new ArrayList<>(); // reconnected: closed, awaited at the end
     int round = 0;
     int events = 0;
     boolean completed = false;
@@ -125,7 +140,7 @@ final class Warmup {
       }
       boolean ok = await(clients.size(), deadline);
       events++;
-      for (round = 0; ok && round < rounds; round++) {
+      for (round = 0; ok && round < rounds && !stop.getAsBoolean(); round++) {
         clusterGen++;
         ok = change(loader, file, hub, clients.size(), deadline);
         events++;
@@ -139,6 +154,7 @@ final class Warmup {
           arm();
           int reconnected = 0;
           for (int i = round % 4; i < clients.size(); i += 4) {
+            retired.add(clients.get(i));
             clients.get(i).close();
             clients.set(i, connect(port, i, names));
             reconnected++;
@@ -147,14 +163,26 @@ final class Warmup {
           events++;
         }
       }
-      completed = ok;
+      completed = ok && round == rounds;
     } finally {
-      for (WarmupClient c : clients) {
+      // Clients half-close and the server ends their streams: no write races a cancelled stream.
+      for (WarmupClient<?, ?> c : clients) {
         c.close();
       }
+      clients.addAll(retired);
+      long closeBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+      for (WarmupClient<?, ?> c : clients) {
+        if (!c.channel.awaitTermination(Math.max(0, closeBy - System.nanoTime()),
+            TimeUnit.NANOSECONDS)) {
+          c.channel.shutdownNow();
+        }
+      }
       if (server != null) {
-        server.shutdownNow();
-        server.awaitTermination(5, TimeUnit.SECONDS);
+        server.shutdown();
+        if (!server.awaitTermination(2, TimeUnit.SECONDS)) {
+          server.shutdownNow();
+          server.awaitTermination(2, TimeUnit.SECONDS);
+        }
       }
       deleteTree(dir);
     }
@@ -197,7 +225,7 @@ final class Warmup {
   }
 
   /** A client saw the target: counted once per epoch. */
-  private void check(WarmupClient c) {
+  private void check(WarmupClient<?, ?> c) {
     if (c.clusterGen != clusterGen || c.port != probePort) {
       return;
     }
@@ -239,19 +267,19 @@ final class Warmup {
     return clusters / 2;
   }
 
-  private WarmupClient connect(int port, int i, List<String> names) {
+  private WarmupClient<?, ?> connect(int port, int i, List<String> names) {
     ManagedChannel channel = NettyChannelBuilder.forAddress(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), port))
         .usePlaintext().directExecutor().maxInboundMessageSize(64 * 1024 * 1024).build();
     Node node = Node.newBuilder().setId(PREFIX + i).build();
-    WarmupClient c = i % 2 == 0 ? new SotwClient(channel, node, names)
+    WarmupClient<?, ?> c = i % 2 == 0 ? new SotwClient(channel, node, names)
         : new DeltaClient(channel, node, names);
     c.start();
     return c;
   }
 
   /** Reads what the client holds of the cluster and endpoint set it watches. */
-  private void observeCluster(WarmupClient c, String name, Any any) {
+  private void observeCluster(WarmupClient<?, ?> c, String name, Any any) {
     if (name == null || name.equals(PREFIX + 0)) {
       try {
         Cluster cluster = Cluster.parseFrom(any.getValue());
@@ -264,7 +292,7 @@ final class Warmup {
     }
   }
 
-  private void observeEndpoints(WarmupClient c, String name, Any any) {
+  private void observeEndpoints(WarmupClient<?, ?> c, String name, Any any) {
     if (name == null || name.equals(PREFIX + probe())) {
       try {
         ClusterLoadAssignment cla = ClusterLoadAssignment.parseFrom(any.getValue());
@@ -278,14 +306,22 @@ final class Warmup {
     }
   }
 
-  /** One synthetic ADS client: wildcard CDS, then EDS for every cluster, ACKing everything. */
-  private abstract static class WarmupClient {
+  /**
+   * One synthetic ADS client: wildcard CDS, then EDS for every cluster, ACKing everything.
+   * Requests are sent under the client's lock (gRPC observers are not thread-safe).
+   *
+   * @param <Q> request message
+   * @param <R> response message
+   */
+  private abstract static class WarmupClient<Q, R> implements StreamObserver<R> {
     final ManagedChannel channel;
     final Node node;
     final List<String> names;
     volatile int clusterGen;
     volatile int port;
     int epoch; // guarded by the warm-up's monitor
+    StreamObserver<Q> requests;
+    boolean closed;
 
     WarmupClient(ManagedChannel channel, Node node, List<String> names) {
       this.channel = channel;
@@ -295,13 +331,23 @@ final class Warmup {
 
     abstract void start();
 
-    void close() {
-      channel.shutdownNow();
+    /** Half-closes the stream (the server then ends it) and lets the channel go once it has. */
+    synchronized void close() {
+      if (!closed) {
+        closed = true;
+        requests.onCompleted();
+      }
+      channel.shutdown();
     }
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onCompleted() {}
   }
 
-  private final class SotwClient extends WarmupClient implements StreamObserver<DiscoveryResponse> {
-    private StreamObserver<DiscoveryRequest> requests;
+  private final class SotwClient extends WarmupClient<DiscoveryRequest, DiscoveryResponse> {
     private String edsVersion = "";
     private String edsNonce = "";
 
@@ -319,6 +365,9 @@ final class Warmup {
     @Override
     public synchronized void onNext(DiscoveryResponse r) {
       responses.incrementAndGet();
+      if (closed) {
+        return;
+      }
       boolean clusters = r.getTypeUrl().equals(ResourceType.CLUSTER.typeUrl());
       for (Any any : r.getResourcesList()) {
         if (clusters) {
@@ -342,16 +391,10 @@ final class Warmup {
       check(this);
     }
 
-    @Override
-    public void onError(Throwable t) {}
-
-    @Override
-    public void onCompleted() {}
   }
 
-  private final class DeltaClient extends WarmupClient
-      implements StreamObserver<DeltaDiscoveryResponse> {
-    private StreamObserver<DeltaDiscoveryRequest> requests;
+  private final class DeltaClient
+      extends WarmupClient<DeltaDiscoveryRequest, DeltaDiscoveryResponse> {
 
     DeltaClient(ManagedChannel channel, Node node, List<String> names) {
       super(channel, node, names);
@@ -367,6 +410,9 @@ final class Warmup {
     @Override
     public synchronized void onNext(DeltaDiscoveryResponse r) {
       responses.incrementAndGet();
+      if (closed) {
+        return;
+      }
       boolean clusters = r.getTypeUrl().equals(ResourceType.CLUSTER.typeUrl());
       for (Resource res : r.getResourcesList()) {
         if (clusters) {
@@ -386,11 +432,6 @@ final class Warmup {
       check(this);
     }
 
-    @Override
-    public void onError(Throwable t) {}
-
-    @Override
-    public void onCompleted() {}
   }
 
   private static void deleteTree(Path dir) {

@@ -1,0 +1,112 @@
+package dev.meridian.server;
+
+import static dev.meridian.server.OpsFixture.CDS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meridian.protocol.HeartbeatPolicy;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The startup warm-up: it really serves its synthetic fleet, and leaves nothing behind. */
+class WarmupTest {
+  @TempDir Path dir;
+  private final ExecutorService pool = Executors.newFixedThreadPool(2);
+  private final List<DiscoveryHub> hubs = new ArrayList<>();
+  private final AtomicReference<Server> built = new AtomicReference<>();
+
+  @AfterEach
+  void stop() {
+    pool.shutdownNow();
+  }
+
+  private Warmup warmup(int clusters, int clients, int rounds) {
+    return new Warmup((address, hub) -> {
+      hubs.add(hub);
+      NettyServerBuilder b = NettyServerBuilder.forAddress(address).directExecutor();
+      XdsServices.all(hub, Clock.systemUTC(), pool, HeartbeatPolicy.DEFAULT).forEach(b::addService);
+      Server s = b.build();
+      built.set(s);
+      return s;
+    }, pool, 2, clusters, clients, rounds).inDirectory(dir);
+  }
+
+  @Test
+  void everyEventOfEveryRoundReachesEverySyntheticClient() throws Exception {
+    Warmup.Report r = warmup(20, 6, 3).run(Duration.ofSeconds(60), () -> false);
+
+    assertThat(r.completed()).isTrue();
+    assertThat(r.rounds()).isEqualTo(3);
+    // connect, then per round: every cluster changed, the small changes, a reconnect
+    assertThat(r.events()).isEqualTo(1 + 3 * (1 + Warmup.SMALL_CHANGES + 1));
+    // each client got at least one response per event it saw (SotW and Delta both took part)
+    assertThat(r.responses()).isGreaterThanOrEqualTo(6L * (1 + 3 * (1 + Warmup.SMALL_CHANGES)));
+  }
+
+  @Test
+  void nothingOfTheWarmupIsLeftWhenItReturns() throws Exception {
+    warmup(10, 4, 1).run(Duration.ofSeconds(60), () -> false);
+
+    assertThat(built.get().isTerminated()).isTrue(); // its port is closed
+    assertThat(hubs).hasSize(1);
+    OpsFixture.await("warm-up streams closed", () -> hubs.get(0).streamCount() == 0
+        && hubs.get(0).registry().size() == 0);
+    try (Stream<Path> left = Files.list(dir)) {
+      assertThat(left).isEmpty(); // the synthetic config is removed
+    }
+  }
+
+  @Test
+  void theBudgetBoundsTheWarmup() throws Exception {
+    long started = System.nanoTime();
+    Warmup.Report r = warmup(200, 40, 1_000).run(Duration.ofMillis(300), () -> false);
+
+    assertThat(r.completed()).isFalse();
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
+  }
+
+  @Test
+  void aShutdownDuringTheWarmupEndsItAfterTheCurrentEvent() throws Exception {
+    Warmup.Report r = warmup(10, 4, 1_000).run(Duration.ofSeconds(60), () -> true);
+
+    assertThat(r.completed()).isFalse();
+    assertThat(r.rounds()).isZero();
+    assertThat(r.events()).isEqualTo(1); // the connect only
+  }
+
+  @Test
+  void aWarmedUpServerServesOnlyItsOwnConfigAndCountsNoWarmupStreams() throws Exception {
+    OpsFixture f = new OpsFixture(dir, o -> o.withWarmup(Duration.ofMillis(500)));
+    try {
+      assertThat(f.server.hub().streamCount()).isZero();
+      assertThat(f.server.hub().registry().size()).isZero();
+      assertThat(f.get("/readyz").statusCode()).isEqualTo(200);
+      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
+      DiscoveryResponse r = a.subscribe(CDS);
+      List<String> names = new ArrayList<>();
+      for (var any : r.getResourcesList()) {
+        names.add(any.unpack(Cluster.class).getName());
+      }
+      assertThat(names).containsExactlyInAnyOrder("greeter-v1", "greeter-v2");
+      assertThat(f.get("/metrics").body()).doesNotContain("warmup-");
+      assertThat(f.server.hub().registry().size()).isEqualTo(1);
+    } finally {
+      f.close();
+    }
+  }
+}
