@@ -282,6 +282,9 @@ public final class MeridianServer implements AutoCloseable {
    * fails the start: a warm-up that cannot run is logged and the server starts cold.
    */
   private void warmUp(Duration budget) {
+    // Said first: the xDS port stays closed for the warm-up's ~10 s, which must not look like a hang.
+    LOG.log(System.Logger.Level.INFO, LogLine.of("warmup_start")
+        .kv("budget_ms", budget.toMillis()).kv("xds_port", "opens after the warm-up").toString());
     try {
       Warmup.Report r = new Warmup(this::xdsServer, streamPool, poolThreads).run(budget,
           closing::get);
