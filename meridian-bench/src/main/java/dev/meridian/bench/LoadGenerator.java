@@ -308,11 +308,7 @@ public final class LoadGenerator {
 
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    for (String f : opts.get("server-jvm").trim().split("\\s+")) {
-      if (!f.isEmpty()) {
-        cmd.add(f);
-      }
-    }
+    addWords(cmd, opts.get("server-jvm"));
     cmd.add("-Xlog:gc:file=" + gcLog);
     Path config = work.resolve("config-" + tag + ".json");
     if (meridian) {
@@ -322,12 +318,7 @@ public final class LoadGenerator {
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
           "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
       // The throwaway server only warms the load generator: it skips its own startup warm-up.
-      String extra = tagPrefix.isEmpty() ? opts.get("meridian-args") : "--warmup 0s";
-      for (String f : extra.trim().split("\\s+")) {
-        if (!f.isEmpty()) {
-          cmd.add(f);
-        }
-      }
+      addWords(cmd, tagPrefix.isEmpty() ? opts.get("meridian-args") : "--warmup 0s");
     } else {
       cmd.addAll(List.of("-cp", opts.get("bench-jar"), JcpServer.class.getName(),
           Integer.toString(port), Integer.toString(clusters), opts.get("endpoints")));
@@ -411,6 +402,15 @@ public final class LoadGenerator {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
     }
     return results;
+  }
+
+  /** Adds the blank-separated words of a flags option (none if it is blank). */
+  private static void addWords(List<String> cmd, String flags) {
+    for (String f : flags.trim().split("\\s+")) {
+      if (!f.isEmpty()) {
+        cmd.add(f);
+      }
+    }
   }
 
   /** What one scenario runs: the fleet and its events, the same for every pass. */

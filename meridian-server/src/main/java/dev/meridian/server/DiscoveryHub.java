@@ -61,9 +61,15 @@ public final class DiscoveryHub {
     this.logsStreams = logsStreams;
   }
 
-  /** A hub whose streams log no open and close lines (the warm-up's). */
-  static DiscoveryHub unlogged() {
-    return new DiscoveryHub(false);
+  /**
+   * A new, empty hub that fans out as this one does but whose streams log no open and close lines:
+   * the warm-up's private hub.
+   */
+  DiscoveryHub unloggedSibling() {
+    DiscoveryHub h = new DiscoveryHub(false);
+    h.fanOut = fanOut;
+    h.fanOutWays = fanOutWays;
+    return h;
   }
 
   boolean logsStreams() {

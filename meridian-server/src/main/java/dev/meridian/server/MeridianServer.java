@@ -152,7 +152,6 @@ public final class MeridianServer implements AutoCloseable {
   private final Options options;
   private final DiscoveryHub hub = new DiscoveryHub();
   private final ExecutorService streamPool;
-  private final int poolThreads;
   private static final long TICK_MILLIS = 250;
   private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "meridian-ticker");
@@ -170,7 +169,6 @@ public final class MeridianServer implements AutoCloseable {
   public MeridianServer(Options options) {
     this.options = options;
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
-    this.poolThreads = threads;
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "meridian-stream");
       t.setDaemon(true);
@@ -286,7 +284,7 @@ public final class MeridianServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO, LogLine.of("warmup_start")
         .kv("budget_ms", budget.toMillis()).kv("xds_port", "opens after the warm-up").toString());
     try {
-      Warmup.Report r = new Warmup(this::xdsServer, streamPool, poolThreads).run(budget,
+      Warmup.Report r = new Warmup(this::xdsServer, hub::unloggedSibling).run(budget,
           closing::get);
       LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result",
               r.completed() ? "ok" : "budget_spent").kv("rounds", r.rounds())

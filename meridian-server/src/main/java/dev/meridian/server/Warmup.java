@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -63,8 +64,7 @@ final class Warmup {
   private static final int BASE_PORT = 10000;
 
   private final BiFunction<InetSocketAddress, DiscoveryHub, Server> servers;
-  private final java.util.concurrent.Executor pool;
-  private final int poolThreads;
+  private final Supplier<DiscoveryHub> hubs;
   private final int clusters;
   private final int clientCount;
   private final int rounds;
@@ -73,18 +73,17 @@ final class Warmup {
   /**
    * @param servers builds (does not start) the xDS gRPC server for an address and hub, as the real
    *     one is built, so that the warm-up runs the same transport settings and handlers
+   * @param hubs makes the private hub (fanning out as the real one does)
    */
   Warmup(BiFunction<InetSocketAddress, DiscoveryHub, Server> servers,
-      java.util.concurrent.Executor pool, int poolThreads) {
-    this(servers, pool, poolThreads, CLUSTERS, CLIENTS, ROUNDS);
+      Supplier<DiscoveryHub> hubs) {
+    this(servers, hubs, CLUSTERS, CLIENTS, ROUNDS);
   }
 
   Warmup(BiFunction<InetSocketAddress, DiscoveryHub, Server> servers,
-      java.util.concurrent.Executor pool, int poolThreads, int clusters, int clientCount,
-      int rounds) {
+      Supplier<DiscoveryHub> hubs, int clusters, int clientCount, int rounds) {
     this.servers = servers;
-    this.pool = pool;
-    this.poolThreads = poolThreads;
+    this.hubs = hubs;
     this.clusters = clusters;
     this.clientCount = clientCount;
     this.rounds = rounds;
@@ -116,8 +115,7 @@ final class Warmup {
     Path dir = tempRoot == null ? Files.createTempDirectory("meridian-warmup")
         : Files.createTempDirectory(tempRoot, "meridian-warmup");
     Path file = dir.resolve("warmup.json");
-    DiscoveryHub hub = DiscoveryHub.unlogged();
-    hub.fanOutOn(pool, poolThreads);
+    DiscoveryHub hub = hubs.get();
     ConfigLoader loader = new ConfigLoader();
     Server server = null;
     List<WarmupClient<?, ?>> clients = new ArrayList<>();
@@ -259,7 +257,7 @@ final class Warmup {
     json.append("]}\n");
     Files.writeString(file, json, StandardCharsets.UTF_8);
     ConfigLoader.Loaded loaded = loader.load(ConfigLoader.read(file));
-    ReferenceCheck.problems(loaded.config());
+    ReferenceCheck.problems(loaded.config()); // run as a reload runs it; the config has none
     hub.update(loaded.config());
   }
 

@@ -36,6 +36,8 @@ class WarmupTest {
   }
 
   private Warmup warmup(int clusters, int clients, int rounds) {
+    DiscoveryHub real = new DiscoveryHub();
+    real.fanOutOn(pool, 2);
     return new Warmup((address, hub) -> {
       hubs.add(hub);
       NettyServerBuilder b = NettyServerBuilder.forAddress(address).directExecutor();
@@ -43,7 +45,7 @@ class WarmupTest {
       Server s = b.build();
       built.set(s);
       return s;
-    }, pool, 2, clusters, clients, rounds).inDirectory(dir);
+    }, real::unloggedSibling, clusters, clients, rounds).inDirectory(dir);
   }
 
   @Test
