@@ -280,15 +280,17 @@ public final class MeridianServer implements AutoCloseable {
    * fails the start: a warm-up that cannot run is logged and the server starts cold.
    */
   private void warmUp(Duration budget) {
-    // Said first: the xDS port stays closed for the warm-up's ~10 s, which must not look like a hang.
+    // Said first: the xDS port stays closed for the warm-up (up to its budget), which must not
+    // look like a hang.
     LOG.log(System.Logger.Level.INFO, LogLine.of("warmup_start")
         .kv("budget_ms", budget.toMillis()).kv("xds_port", "opens after the warm-up").toString());
     try {
       Warmup.Report r = new Warmup(this::xdsServer, hub::unloggedSibling).run(budget,
           closing::get);
-      LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result",
-              r.completed() ? "ok" : "budget_spent").kv("rounds", r.rounds())
-          .kv("events", r.events()).kv("responses", r.responses()).kv("ms", r.millis()).toString());
+      LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result", "ok")
+          .kv("end", r.end().label()).kv("rounds", r.rounds()).kv("events", r.events())
+          .kv("responses", r.responses()).kv("jit_queue", r.jitQueue()).kv("ms", r.millis())
+          .toString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Exception | LinkageError e) {

@@ -47,17 +47,107 @@ import java.util.stream.Stream;
  * the same code first, on loopback and with nothing a client of the real port can see, moves that
  * compile work before the port opens. Nothing of it stays: the private server, its streams and the
  * temp config are gone when {@link #run} returns, and a warm-up that fails only logs.
+ *
+ * <p>How long: rounds go on until the JIT has caught up (its queue empty and a round's compile
+ * time small beside the round) or the budget is spent. A fixed 8 rounds were not enough on 2
+ * cores: the one C2 thread was still ~100 tasks behind when the warm-up stopped, and HotSpot drops
+ * queued tasks of methods that go quiet, so the fleet's first events compiled them again
+ * (docs/benchmarks.md, round 6).
  */
 final class Warmup {
   private static final System.Logger LOG = System.getLogger("dev.meridian.server");
+  /** Why a warm-up ended. */
+  enum End {
+    /** The JIT caught up: its queue was empty and compiled little during the last round. */
+    SETTLED,
+    /** The most rounds asked for (tests) were run. */
+    ROUNDS,
+    /** The budget left no room for another round, or ran out during an event. */
+    BUDGET,
+    /** The server is shutting down. */
+    STOPPED;
+
+    String label() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
   /** What a warm-up did. */
-  record Report(int rounds, int events, long responses, long millis, boolean completed) {}
+  record Report(int rounds, int events, long responses, long millis, End end, int jitQueue) {
+    boolean completed() {
+      return end == End.SETTLED || end == End.ROUNDS;
+    }
+  }
+
+  /**
+   * What the warm-up asks of the JIT compiler, to know when it has caught up. Either figure is -1
+   * where the JVM does not tell.
+   */
+  interface Jit {
+    /** Total milliseconds spent compiling so far. */
+    long compileMillis();
+
+    /** Methods waiting in the compile queues now. */
+    int queued();
+
+    /** HotSpot's figures: the compilation MXBean and the Compiler.queue diagnostic command. */
+    static Jit hotspot() {
+      java.lang.management.CompilationMXBean compilation =
+          java.lang.management.ManagementFactory.getCompilationMXBean();
+      return new Jit() {
+        @Override
+        public long compileMillis() {
+          return compilation != null && compilation.isCompilationTimeMonitoringSupported()
+              ? compilation.getTotalCompilationTime() : -1;
+        }
+
+        @Override
+        public int queued() {
+          try {
+            Object out = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                "compilerQueue", new Object[] {null}, new String[] {String[].class.getName()});
+            return queuedTasks(String.valueOf(out));
+          } catch (javax.management.JMException | RuntimeException e) {
+            return -1;
+          }
+        }
+      };
+    }
+
+    /**
+     * Counts the queued tasks in {@code jcmd Compiler.queue} output: under each "... compile
+     * queue:" heading, one line per task (starting with its compile id), or "Empty".
+     */
+    static int queuedTasks(String out) {
+      int tasks = 0;
+      boolean inQueue = false;
+      for (String line : (Iterable<String>) out.lines()::iterator) {
+        String t = line.strip();
+        if (t.endsWith("compile queue:")) {
+          inQueue = true;
+        } else if (t.endsWith(":")) {
+          inQueue = false; // "Current compiles:" lists running ones, not queued
+        } else if (inQueue && !t.isEmpty() && Character.isDigit(t.charAt(0))) {
+          tasks++;
+        }
+      }
+      return tasks;
+    }
+  }
 
   // Sized by measurement (docs/benchmarks.md, round 5): 5,000 clusters instead of 1,000 saved
   // little more server CPU at the first big connect and pushed peak RSS past 2 GiB.
   static final int CLUSTERS = 1000;
   static final int CLIENTS = 200;
-  static final int ROUNDS = 8;
+  /** Rounds before the JIT's figures may end the warm-up (the first rounds always compile). */
+  static final int MIN_ROUNDS = 3;
+  /**
+   * Committed heap past which a round ends with a full GC: the warm-up's live set is small (~80
+   * MiB), but G1 grows its young generation to ~2 GiB over 20 s of warm-up garbage, which would
+   * stay as the process's peak RSS (docs/benchmarks.md, round 6).
+   */
+  static final long HEAP_BOUND = 768L << 20;
   /** One-endpoint changes per round: small pushes are the most frequent event in a fleet. */
   static final int SMALL_CHANGES = 8;
   private static final String PREFIX = "warmup-";
@@ -68,6 +158,7 @@ final class Warmup {
   private final int clusters;
   private final int clientCount;
   private final int rounds;
+  private final Jit jit;
   private Path tempRoot;
 
   /**
@@ -77,16 +168,18 @@ final class Warmup {
    */
   Warmup(BiFunction<InetSocketAddress, DiscoveryHub, Server> servers,
       Supplier<DiscoveryHub> hubs) {
-    this(servers, hubs, CLUSTERS, CLIENTS, ROUNDS);
+    this(servers, hubs, CLUSTERS, CLIENTS, Integer.MAX_VALUE, Jit.hotspot());
   }
 
+  /** @param rounds the most rounds; the JIT settling or the budget may end it before */
   Warmup(BiFunction<InetSocketAddress, DiscoveryHub, Server> servers,
-      Supplier<DiscoveryHub> hubs, int clusters, int clientCount, int rounds) {
+      Supplier<DiscoveryHub> hubs, int clusters, int clientCount, int rounds, Jit jit) {
     this.servers = servers;
     this.hubs = hubs;
     this.clusters = clusters;
     this.clientCount = clientCount;
     this.rounds = rounds;
+    this.jit = jit;
   }
 
   // What the clients are to reach: every cluster at this generation (its connect timeout in
@@ -122,7 +215,7 @@ final class Warmup {
     List<WarmupClient<?, ?>> retired = new ArrayList<>(); // reconnected: closed, awaited at the end
     int round = 0;
     int events = 0;
-    boolean completed = false;
+    End end = End.BUDGET;
     try {
       reload(loader, file, hub);
       server = servers.apply(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), hub)
@@ -138,7 +231,21 @@ final class Warmup {
       }
       boolean ok = await(clients.size(), deadline);
       events++;
-      for (round = 0; ok && round < rounds && !stop.getAsBoolean(); round++) {
+      long lastRound = 0;
+      while (ok) {
+        if (stop.getAsBoolean()) {
+          end = End.STOPPED;
+          break;
+        }
+        if (round == rounds) {
+          end = End.ROUNDS;
+          break;
+        }
+        if (deadline - System.nanoTime() < lastRound * 3 / 2) {
+          break; // no room for another round: end = BUDGET
+        }
+        long roundStart = System.nanoTime();
+        long compiled = jit.compileMillis();
         clusterGen++;
         ok = change(loader, file, hub, clients.size(), deadline);
         events++;
@@ -160,8 +267,20 @@ final class Warmup {
           ok = await(reconnected, deadline);
           events++;
         }
+        if (!ok) {
+          break; // the budget ran out during an event: end = BUDGET
+        }
+        round++;
+        lastRound = System.nanoTime() - roundStart;
+        retired.removeIf(WarmupClient::closedNow); // rounds are many: keep the list short
+        if (Runtime.getRuntime().totalMemory() > HEAP_BOUND) {
+          System.gc(); // the peak RSS would keep the warm-up's young generation: see HEAP_BOUND
+        }
+        if (round >= MIN_ROUNDS && settled(compiled, lastRound)) {
+          end = End.SETTLED;
+          break;
+        }
       }
-      completed = ok && round == rounds;
     } finally {
       // Clients half-close and the server ends their streams: no write races a cancelled stream.
       for (WarmupClient<?, ?> c : clients) {
@@ -184,8 +303,21 @@ final class Warmup {
       }
       deleteTree(dir);
     }
+    int queued = jit.queued();
+    // Hand back the warm-up's garbage and heap growth before the real fleet comes.
+    System.gc();
     return new Report(round, events, responses.get(),
-        (System.nanoTime() - started) / 1_000_000, completed);
+        (System.nanoTime() - started) / 1_000_000, end, queued);
+  }
+
+  /**
+   * The JIT has caught up with what the rounds run: nothing queued, and the last round spent under
+   * a tenth of its time compiling. Unknown figures never settle it (the budget ends the warm-up).
+   */
+  private boolean settled(long compiledBefore, long roundNanos) {
+    long compiledNow = jit.compileMillis();
+    return jit.queued() == 0 && compiledBefore >= 0 && compiledNow >= 0
+        && (compiledNow - compiledBefore) * 10 <= roundNanos / 1_000_000;
   }
 
   /** Starts counting clients that reach the current target. */
@@ -336,6 +468,11 @@ final class Warmup {
         requests.onCompleted();
       }
       channel.shutdown();
+    }
+
+    /** Its channel has terminated: nothing left to await. */
+    boolean closedNow() {
+      return channel.isTerminated();
     }
 
     @Override

@@ -35,7 +35,27 @@ class WarmupTest {
     pool.shutdownNow();
   }
 
+  /** A JIT that reports a queue of {@code queued} and no compile time: settled when 0. */
+  private static Warmup.Jit jit(int queued) {
+    return new Warmup.Jit() {
+      @Override
+      public long compileMillis() {
+        return 0;
+      }
+
+      @Override
+      public int queued() {
+        return queued;
+      }
+    };
+  }
+
+  /** A warm-up whose JIT never catches up: its rounds or budget end it. */
   private Warmup warmup(int clusters, int clients, int rounds) {
+    return warmup(clusters, clients, rounds, jit(7));
+  }
+
+  private Warmup warmup(int clusters, int clients, int rounds, Warmup.Jit jit) {
     DiscoveryHub real = new DiscoveryHub();
     real.fanOutOn(pool, 2);
     return new Warmup((address, hub) -> {
@@ -45,19 +65,77 @@ class WarmupTest {
       Server s = b.build();
       built.set(s);
       return s;
-    }, real::unloggedSibling, clusters, clients, rounds).inDirectory(dir);
+    }, real::unloggedSibling, clusters, clients, rounds, jit).inDirectory(dir);
   }
 
   @Test
   void everyEventOfEveryRoundReachesEverySyntheticClient() throws Exception {
     Warmup.Report r = warmup(20, 6, 3).run(Duration.ofSeconds(60), () -> false);
 
-    assertThat(r.completed()).isTrue();
+    assertThat(r.end()).isEqualTo(Warmup.End.ROUNDS);
     assertThat(r.rounds()).isEqualTo(3);
     // connect, then per round: every cluster changed, the small changes, a reconnect
     assertThat(r.events()).isEqualTo(1 + 3 * (1 + Warmup.SMALL_CHANGES + 1));
     // each client got at least one response per event it saw (SotW and Delta both took part)
     assertThat(r.responses()).isGreaterThanOrEqualTo(6L * (1 + 3 * (1 + Warmup.SMALL_CHANGES)));
+  }
+
+  @Test
+  void theWarmupEndsOnceTheJitHasCaughtUp() throws Exception {
+    Warmup.Report r = warmup(20, 6, 1_000, jit(0)).run(Duration.ofSeconds(60), () -> false);
+
+    assertThat(r.end()).isEqualTo(Warmup.End.SETTLED);
+    assertThat(r.rounds()).isEqualTo(Warmup.MIN_ROUNDS); // the first rounds always run
+  }
+
+  @Test
+  void aJitStillCompilingKeepsTheWarmupGoing() throws Exception {
+    // Queue empty, but the compile time grows by a second per call: not caught up yet.
+    long[] compiled = {0};
+    Warmup.Jit busy = new Warmup.Jit() {
+      @Override
+      public long compileMillis() {
+        return compiled[0] += 1_000;
+      }
+
+      @Override
+      public int queued() {
+        return 0;
+      }
+    };
+    Warmup.Report r = warmup(20, 6, 5, busy).run(Duration.ofSeconds(60), () -> false);
+
+    assertThat(r.end()).isEqualTo(Warmup.End.ROUNDS);
+    assertThat(r.rounds()).isEqualTo(5);
+  }
+
+  @Test
+  void theCompileQueueIsReadFromTheDiagnosticCommandsOutput() {
+    String busy = """
+        Current compiles:\s
+        C2 CompilerThread0  7899 %     4       com.example.A::read @ 47 (201 bytes)
+        C1 CompilerThread0  7960       2       com.example.B::mergeFrom (693 bytes)
+
+        C1 compile queue:
+        7959       1       com.example.C::opIsStateful (2 bytes)
+
+        C2 compile queue:
+        4295       4       com.example.D::writeString (12 bytes)
+        4546   !   4       com.example.E::bucket (7 bytes)
+        """;
+    String idle = """
+        Current compiles:\s
+
+        C1 compile queue:
+        Empty
+
+        C2 compile queue:
+        Empty
+        """;
+
+    assertThat(Warmup.Jit.queuedTasks(busy)).isEqualTo(3); // running compiles are not queued
+    assertThat(Warmup.Jit.queuedTasks(idle)).isZero();
+    assertThat(Warmup.Jit.hotspot().queued()).isGreaterThanOrEqualTo(0); // this JVM tells
   }
 
   @Test
@@ -78,7 +156,7 @@ class WarmupTest {
     long started = System.nanoTime();
     Warmup.Report r = warmup(200, 40, 1_000).run(Duration.ofMillis(300), () -> false);
 
-    assertThat(r.completed()).isFalse();
+    assertThat(r.end()).isEqualTo(Warmup.End.BUDGET);
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
   }
 
@@ -86,7 +164,7 @@ class WarmupTest {
   void aShutdownDuringTheWarmupEndsItAfterTheCurrentEvent() throws Exception {
     Warmup.Report r = warmup(10, 4, 1_000).run(Duration.ofSeconds(60), () -> true);
 
-    assertThat(r.completed()).isFalse();
+    assertThat(r.end()).isEqualTo(Warmup.End.STOPPED);
     assertThat(r.rounds()).isZero();
     assertThat(r.events()).isEqualTo(1); // the connect only
   }
