@@ -50,7 +50,8 @@ final class BenchClient {
       this.sotwMethod = ads.toBuilder(new PreEncodedNames(ads.getRequestMarshaller(), sotwEds),
           LightResponse.SOTW).build();
       var deltaAds = AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod();
-      this.deltaMethod = deltaAds.toBuilder(deltaAds.getRequestMarshaller(), LightResponse.DELTA)
+      this.deltaMethod = deltaAds.toBuilder(
+          new PreEncodedRequest<>(deltaAds.getRequestMarshaller(), deltaEds), LightResponse.DELTA)
           .build();
     }
   }
@@ -85,6 +86,33 @@ final class BenchClient {
 
     @Override
     public DiscoveryRequest parse(java.io.InputStream stream) {
+      return plain.parse(stream);
+    }
+  }
+
+  /**
+   * A Delta client sends the same 10,000-name EDS subscription after every CDS update: the load
+   * generator encodes that one shared request once and sends its bytes (as {@link
+   * PreEncodedNames} does for SotW); every other request is encoded as usual.
+   */
+  static final class PreEncodedRequest<T> implements io.grpc.MethodDescriptor.Marshaller<T> {
+    private final io.grpc.MethodDescriptor.Marshaller<T> plain;
+    private final T shared;
+    private final byte[] encoded;
+
+    PreEncodedRequest(io.grpc.MethodDescriptor.Marshaller<T> plain, T shared) {
+      this.plain = plain;
+      this.shared = shared;
+      this.encoded = ((com.google.protobuf.MessageLite) shared).toByteArray();
+    }
+
+    @Override
+    public java.io.InputStream stream(T r) {
+      return r == shared ? new KnownLengthBytes(encoded) : plain.stream(r);
+    }
+
+    @Override
+    public T parse(java.io.InputStream stream) {
       return plain.parse(stream);
     }
   }

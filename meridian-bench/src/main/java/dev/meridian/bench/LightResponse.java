@@ -1,13 +1,14 @@
 package dev.meridian.bench;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.WireFormat;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * What a simulated client needs of a (Delta)DiscoveryResponse, read straight from its bytes: type
@@ -16,6 +17,15 @@ import java.nio.charset.StandardCharsets;
  * {@code Any} messages per response for each of them made the load generator, not the server, the
  * bottleneck of a 10,000-cluster connect. Every resource is still located and named; bodies are
  * parsed only where an event checks their content.
+ *
+ * <p>The wire format is walked by hand (tags, varints, lengths) and a response read from gRPC
+ * lands in a buffer that its event-loop thread reuses: with protobuf's CodedInputStream per field
+ * and a fresh array per response (zeroed, then filled in chunks and copied again), reading 2.8 GB
+ * per 1,000-client connect cost the load generator a quarter of its CPU (docs/benchmarks.md,
+ * round 6), CPU the server under test then lacked. So a response read by {@link #SOTW} or {@link
+ * #DELTA} is a view, valid until the next response is read on the same thread: clients use it
+ * within {@code onNext} (gRPC calls it right after the parse, on that thread), and {@link #body}
+ * fails rather than read a reused buffer.
  */
 final class LightResponse {
   final String typeUrl;
@@ -27,18 +37,23 @@ final class LightResponse {
   private final int[] index;
   private final int[] bodyOffset;
   private final int[] bodyLength;
+  /** The reuse of {@link #bytes} this view was read in; -1: the bytes are its own. */
+  private final long reuse;
+  private final Scratch scratch;
 
-  private LightResponse(String typeUrl, String version, String nonce, byte[] bytes, int count,
-      int[] index, int[] bodyOffset, int[] bodyLength) {
+  private LightResponse(String typeUrl, String version, String nonce, byte[] bytes, int size,
+      int count, int[] index, int[] bodyOffset, int[] bodyLength, Scratch scratch) {
     this.typeUrl = typeUrl;
     this.version = version;
     this.nonce = nonce;
-    this.size = bytes.length;
+    this.size = size;
     this.bytes = bytes;
     this.count = count;
     this.index = index;
     this.bodyOffset = bodyOffset;
     this.bodyLength = bodyLength;
+    this.scratch = scratch;
+    this.reuse = scratch == null ? -1 : scratch.reads;
   }
 
   /** The index i of resource {@code k}'s name {@code cluster-<i>}, or -1. */
@@ -48,6 +63,9 @@ final class LightResponse {
 
   /** Resource {@code k}'s body (a Cluster or ClusterLoadAssignment), copied out. */
   ByteString body(int k) {
+    if (scratch != null && scratch.reads != reuse) {
+      throw new IllegalStateException("response read after its buffer was reused");
+    }
     return ByteString.copyFrom(bytes, bodyOffset[k], bodyLength[k]);
   }
 
@@ -58,6 +76,14 @@ final class LightResponse {
    * resource=2 (Any), name=3), type_url=4, nonce=5}.
    */
   static final MethodDescriptor.Marshaller<LightResponse> DELTA = new Reader(true);
+
+  /** A thread's reused read buffer, and how often it was filled. */
+  private static final class Scratch {
+    byte[] buffer = new byte[64 * 1024];
+    long reads;
+  }
+
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
   private static final class Reader implements MethodDescriptor.Marshaller<LightResponse> {
     private final boolean delta;
@@ -74,15 +100,33 @@ final class LightResponse {
     @Override
     public LightResponse parse(InputStream stream) {
       try {
-        return read(stream.readAllBytes(), delta);
+        if (!(stream instanceof KnownLength)) {
+          byte[] b = stream.readAllBytes();
+          return read(b, b.length, delta, null);
+        }
+        int n = stream.available(); // gRPC's message stream: exactly the message's length
+        Scratch s = SCRATCH.get();
+        if (s.buffer.length < n) {
+          s.buffer = new byte[Math.max(n, s.buffer.length * 2)];
+        }
+        s.reads++;
+        if (stream.readNBytes(s.buffer, 0, n) != n || stream.read() != -1) {
+          throw new IOException("message length differs from its known length " + n);
+        }
+        return read(s.buffer, n, delta, s);
       } catch (IOException e) {
         throw Status.INTERNAL.withDescription("unreadable response").withCause(e).asRuntimeException();
       }
     }
   }
 
+  /** Reads a whole response from its own bytes (tests, and streams of unknown length). */
   static LightResponse read(byte[] bytes, boolean delta) throws IOException {
-    CodedInputStream in = CodedInputStream.newInstance(bytes);
+    return read(bytes, bytes.length, delta, null);
+  }
+
+  private static LightResponse read(byte[] bytes, int size, boolean delta, Scratch scratch)
+      throws IOException {
     String typeUrl = "";
     String version = "";
     String nonce = "";
@@ -90,58 +134,118 @@ final class LightResponse {
     int[] index = new int[16];
     int[] offset = new int[16];
     int[] length = new int[16];
-    while (true) {
-      int tag = in.readTag();
-      if (tag == 0) {
-        break;
+    Wire in = new Wire(bytes, 0, size);
+    while (in.more()) {
+      int tag = in.varint32();
+      int field = tag >>> 3;
+      if ((tag & 7) != 2 || field != 1 && field != 2 && field != 4 && field != 5) {
+        in.skip(tag);
+        continue;
       }
-      switch (WireFormat.getTagFieldNumber(tag)) {
-        case 1 -> version = in.readStringRequireUtf8();
-        case 4 -> typeUrl = in.readStringRequireUtf8();
-        case 5 -> nonce = in.readStringRequireUtf8();
-        case 2 -> {
-          int len = in.readRawVarint32();
-          int start = in.getTotalBytesRead();
+      int len = in.varint32();
+      int start = in.take(len);
+      switch (field) {
+        case 1 -> version = new String(bytes, start, len, StandardCharsets.UTF_8);
+        case 4 -> typeUrl = new String(bytes, start, len, StandardCharsets.UTF_8);
+        case 5 -> nonce = new String(bytes, start, len, StandardCharsets.UTF_8);
+        default -> {
           if (n == index.length) {
-            index = java.util.Arrays.copyOf(index, n * 2);
-            offset = java.util.Arrays.copyOf(offset, n * 2);
-            length = java.util.Arrays.copyOf(length, n * 2);
+            index = Arrays.copyOf(index, n * 2);
+            offset = Arrays.copyOf(offset, n * 2);
+            length = Arrays.copyOf(length, n * 2);
           }
           // SotW: the element is an Any; Delta: a Resource whose field 2 is the Any.
-          int anyStart = start;
-          int anyLen = len;
-          if (delta) {
-            long any = field(bytes, start, start + len, 2);
-            anyStart = (int) (any >>> 32);
-            anyLen = (int) any;
-          }
-          long body = anyLen < 0 ? -1 : field(bytes, anyStart, anyStart + anyLen, 2); // Any.value
+          long any = delta ? field(bytes, start, start + len, 2) : ((long) start << 32) | len;
+          long body = any < 0 ? -1 : field(bytes, (int) (any >>> 32), (int) (any >>> 32) + (int) any, 2);
           offset[n] = body < 0 ? 0 : (int) (body >>> 32);
           length[n] = body < 0 ? 0 : (int) body;
           index[n] = body < 0 ? -1 : nameIndex(bytes, offset[n], offset[n] + length[n]);
           n++;
-          in.skipRawBytes(len);
         }
-        default -> in.skipField(tag);
       }
     }
-    return new LightResponse(typeUrl, version, nonce, bytes, n, index, offset, length);
+    return new LightResponse(typeUrl, version, nonce, bytes, size, n, index, offset, length,
+        scratch);
   }
 
   /** (offset << 32 | length) of the first length-delimited field {@code number} in [from, to), or -1. */
   private static long field(byte[] b, int from, int to, int number) throws IOException {
-    CodedInputStream in = CodedInputStream.newInstance(b, from, to - from);
-    while (true) {
-      int tag = in.readTag();
-      if (tag == 0) {
-        return -1;
+    Wire in = new Wire(b, from, to);
+    while (in.more()) {
+      int tag = in.varint32();
+      if (tag >>> 3 == number && (tag & 7) == 2) {
+        int len = in.varint32();
+        return ((long) in.take(len) << 32) | len;
       }
-      if (WireFormat.getTagFieldNumber(tag) == number
-          && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
-        int len = in.readRawVarint32();
-        return ((long) (from + in.getTotalBytesRead()) << 32) | len;
+      in.skip(tag);
+    }
+    return -1;
+  }
+
+  /** A cursor over protobuf wire format in {@code b[pos, end)}: only what the reader needs. */
+  private static final class Wire {
+    private final byte[] b;
+    private int pos;
+    private final int end;
+
+    Wire(byte[] b, int from, int to) {
+      this.b = b;
+      this.pos = from;
+      this.end = to;
+    }
+
+    boolean more() {
+      return pos < end;
+    }
+
+    int varint32() throws IOException {
+      int result = 0;
+      for (int shift = 0; shift < 32; shift += 7) {
+        byte x = next();
+        result |= (x & 0x7f) << shift;
+        if (x >= 0) {
+          return result;
+        }
       }
-      in.skipField(tag);
+      // A negative int32 is sign-extended to ten bytes; the five read hold all its bits.
+      for (int i = 0; i < 5; i++) {
+        if (next() >= 0) {
+          return result;
+        }
+      }
+      throw new InvalidProtocolBufferException("malformed varint");
+    }
+
+    /** Claims {@code len} bytes; returns where they start. */
+    int take(int len) throws IOException {
+      if (len < 0 || len > end - pos) {
+        throw new InvalidProtocolBufferException("length " + len + " past the message's end");
+      }
+      int start = pos;
+      pos += len;
+      return start;
+    }
+
+    /** Skips the value of a field whose tag was just read. */
+    void skip(int tag) throws IOException {
+      switch (tag & 7) {
+        case 0 -> {
+          while (next() < 0) {
+            // continuation bits
+          }
+        }
+        case 1 -> take(8);
+        case 2 -> take(varint32());
+        case 5 -> take(4);
+        default -> throw new InvalidProtocolBufferException("unsupported wire type in tag " + tag);
+      }
+    }
+
+    private byte next() throws IOException {
+      if (pos >= end) {
+        throw new InvalidProtocolBufferException("truncated message");
+      }
+      return b[pos++];
     }
   }
 
@@ -155,7 +259,7 @@ final class LightResponse {
     }
     int start = (int) (name >>> 32);
     int len = (int) name;
-    if (len <= PREFIX.length || !java.util.Arrays.equals(b, start, start + PREFIX.length, PREFIX, 0, PREFIX.length)) {
+    if (len <= PREFIX.length || !Arrays.equals(b, start, start + PREFIX.length, PREFIX, 0, PREFIX.length)) {
       return -1;
     }
     int v = 0;

@@ -87,7 +87,9 @@ class MeasurementTest {
   void lightResponsesReadWhatTheProtobufParserReads() throws Exception {
     Fleet fleet = new Fleet(30, 2);
     var sotw = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
-        .setVersionInfo("v1").setTypeUrl(BenchClient.EDS).setNonce("7");
+        .setVersionInfo("v1").setTypeUrl(BenchClient.EDS).setNonce("7").setCanary(true) // varint
+        .setControlPlane(io.envoyproxy.envoy.config.core.v3.ControlPlane.newBuilder()
+            .setIdentifier("cp")); // an unread message field
     var delta = io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo("s1").setTypeUrl(BenchClient.CDS).setNonce("8").addRemovedResources("gone");
     for (int i = 0; i < 30; i++) {
@@ -113,5 +115,39 @@ class MeasurementTest {
       assertThat(d.index(i)).isEqualTo(i);
       assertThat(io.envoyproxy.envoy.config.cluster.v3.Cluster.parseFrom(d.body(i))).isEqualTo(fleet.cluster(i));
     }
+  }
+
+  @Test
+  void aResponseReadFromGrpcIsAViewUntilItsThreadReadsTheNext() throws Exception {
+    Fleet fleet = new Fleet(3, 2);
+    var first = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+        .setVersionInfo("v1").setTypeUrl(BenchClient.EDS).setNonce("1")
+        .addResources(com.google.protobuf.Any.pack(fleet.endpoints(1))).build().toByteArray();
+    var second = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+        .setVersionInfo("v2").setTypeUrl(BenchClient.EDS).setNonce("2")
+        .addResources(com.google.protobuf.Any.pack(fleet.endpoints(2))).build().toByteArray();
+
+    LightResponse a = LightResponse.SOTW.parse(new BenchClient.KnownLengthBytes(first));
+    assertThat(a.size).isEqualTo(first.length);
+    assertThat(io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment.parseFrom(a.body(0)))
+        .isEqualTo(fleet.endpoints(1));
+    LightResponse b = LightResponse.SOTW.parse(new BenchClient.KnownLengthBytes(second));
+
+    assertThat(b.version).isEqualTo("v2");
+    assertThat(b.index(0)).isEqualTo(2);
+    assertThat(a.version).isEqualTo("v1"); // what was read out stays
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> a.body(0))
+        .isInstanceOf(IllegalStateException.class); // its bytes are the next response's now
+  }
+
+  @Test
+  void aTruncatedResponseIsAnError() {
+    byte[] whole = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+        .setVersionInfo("v1").setTypeUrl(BenchClient.EDS).setNonce("1").build().toByteArray();
+    byte[] cut = java.util.Arrays.copyOf(whole, whole.length - 1); // the nonce lacks its byte
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> LightResponse.SOTW.parse(new BenchClient.KnownLengthBytes(cut)))
+        .isInstanceOf(io.grpc.StatusRuntimeException.class);
   }
 }
