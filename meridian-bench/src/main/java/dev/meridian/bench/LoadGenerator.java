@@ -114,6 +114,9 @@ public final class LoadGenerator {
           --generator-warmup-runs N  how often each event runs in that pass (default 3)
           --meridian-args "FLAGS"    extra flags of 'meridian serve' (e.g. "--warmup 0s" for a
                                      server without its startup warm-up; default none)
+          --unzeroed-direct-memory true|false  start either server with the JVM flags that let
+                                     Netty allocate direct memory without zeroing it, as
+                                     'java -jar meridian.jar' does (default true)
           --meridian-jar PATH        default meridian-cli/target/meridian.jar
           --bench-jar PATH           default: the jar this class was loaded from
           --work-dir PATH            config, logs, GC logs (default target/bench-run)
@@ -142,6 +145,7 @@ public final class LoadGenerator {
     opts.put("generator-warmup", "true");
     opts.put("generator-warmup-runs", "3");
     opts.put("meridian-args", "");
+    opts.put("unzeroed-direct-memory", "true");
     opts.put("meridian-jar", "meridian-cli/target/meridian.jar");
     opts.put("bench-jar", ownJar());
     opts.put("work-dir", "target/bench-run");
@@ -172,7 +176,21 @@ public final class LoadGenerator {
     return Integer.parseInt(opts.get(k));
   }
 
+  /**
+   * JVM flags that let (shaded) Netty allocate its direct memory without zeroing it: Java's
+   * {@code ByteBuffer.allocateDirect} zeroes every new pool chunk, and a 1,000-client connect grows
+   * the pools of both ends by gigabytes (docs/benchmarks.md, round 6).
+   */
+  static final List<String> UNZEROED_DIRECT_MEMORY = List.of(
+      "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+      "-Dio.grpc.netty.shaded.io.netty.tryReflectionSetAccessible=true");
+
   public static void main(String[] args) throws Exception {
+    if (!io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.useDirectBufferNoCleaner()) {
+      log("note: the load generator's Netty zeroes the direct memory it allocates; run it with %s"
+          + " so that it takes less CPU from the server under test (docs/benchmarks.md)",
+          String.join(" ", UNZEROED_DIRECT_MEMORY));
+    }
     List<Result> results = new LoadGenerator(args).run();
     System.exit(results.stream().allMatch(r -> r.reached() == r.clients()) ? 0 : 1);
   }
@@ -262,6 +280,11 @@ public final class LoadGenerator {
     if (warmup < 0 || repeat < 1) {
       throw new IllegalArgumentException("--warmup N >= 0, --repeat N >= 1");
     }
+    for (String flag : List.of("generator-warmup", "unzeroed-direct-memory")) {
+      if (!List.of("true", "false").contains(opts.get(flag))) {
+        throw new IllegalArgumentException("--" + flag + " true|false");
+      }
+    }
     Scenario scenario = new Scenario(delta, clients, clusters, events);
     if (opts.get("generator-warmup").equals("true")) {
       // The load generator's own JIT warm-up is not the server's cost: one unrecorded pass of the
@@ -309,6 +332,10 @@ public final class LoadGenerator {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     addWords(cmd, opts.get("server-jvm"));
+    if (opts.get("unzeroed-direct-memory").equals("true")) {
+      // Both servers alike: what meridian.jar's manifest and main do for `java -jar`.
+      cmd.addAll(UNZEROED_DIRECT_MEMORY);
+    }
     cmd.add("-Xlog:gc:file=" + gcLog);
     Path config = work.resolve("config-" + tag + ".json");
     if (meridian) {

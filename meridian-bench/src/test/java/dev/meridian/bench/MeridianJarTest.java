@@ -1,0 +1,26 @@
+package dev.meridian.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.jar.JarFile;
+import org.junit.jupiter.api.Test;
+
+/** What the load generator relies on in the packaged meridian.jar (built before this module). */
+class MeridianJarTest {
+  @Test
+  void javaDashJarOpensJavaNioSoNettyNeedNotZeroItsDirectMemory() throws Exception {
+    Path jar = Path.of("..", "meridian-cli", "target", "meridian.jar");
+    assumeTrue(Files.exists(jar), "meridian.jar is packaged by a reactor build (mvn verify)");
+    try (JarFile j = new JarFile(jar.toFile())) {
+      assertThat(j.getManifest().getMainAttributes().getValue("Add-Opens"))
+          .isEqualTo("java.base/java.nio");
+      assertThat(j.getManifest().getMainAttributes().getValue("Main-Class"))
+          .isEqualTo("dev.meridian.cli.Main");
+    }
+    // The same opening the load generator gives a server it starts from the class path.
+    assertThat(LoadGenerator.UNZEROED_DIRECT_MEMORY).contains("java.base/java.nio=ALL-UNNAMED");
+  }
+}
