@@ -46,7 +46,8 @@ public final class DiscoveryHub {
   /** Connected streams as operators see them (admin HTTP, CSDS, metrics, shutdown). */
   private final StreamRegistry registry = new StreamRegistry();
   /** Below this many streams a config change is handed out from the updating thread alone. */
-  private static final int FAN_OUT_FROM = 256;
+  static final int FAN_OUT_FROM = 256;
+  private final int fanOutFrom;
   private volatile Executor fanOut;
   private volatile int fanOutWays = 1;
   private final Metrics metrics = new Metrics();
@@ -54,19 +55,22 @@ public final class DiscoveryHub {
   private final boolean logsStreams;
 
   public DiscoveryHub() {
-    this(true);
+    this(true, FAN_OUT_FROM);
   }
 
-  private DiscoveryHub(boolean logsStreams) {
+  private DiscoveryHub(boolean logsStreams, int fanOutFrom) {
     this.logsStreams = logsStreams;
+    this.fanOutFrom = fanOutFrom;
   }
 
   /**
-   * A new, empty hub that fans out as this one does but whose streams log no open and close lines:
-   * the warm-up's private hub.
+   * The warm-up's private hub: new and empty, on this hub's fan-out pool, but its streams log no
+   * open and close lines, and it fans out from its first stream: the warm-up's 200 synthetic
+   * streams then run the path a fleet of thousands takes (below {@link #FAN_OUT_FROM} they would
+   * not, and the fleet's first pushes compiled it).
    */
-  DiscoveryHub unloggedSibling() {
-    DiscoveryHub h = new DiscoveryHub(false);
+  DiscoveryHub warmupSibling() {
+    DiscoveryHub h = new DiscoveryHub(false, 1);
     h.fanOut = fanOut;
     h.fanOutWays = fanOutWays;
     return h;
@@ -127,7 +131,7 @@ public final class DiscoveryHub {
 
   private void dispatch(ServedConfig next, Map<String, Map<ResourceType, Set<String>>> changes) {
     Executor pool = fanOut;
-    if (pool == null || streams.size() < FAN_OUT_FROM) {
+    if (pool == null || streams.size() < fanOutFrom) {
       for (Listener s : streams) {
         s.onConfig(next, changes);
       }

@@ -285,7 +285,7 @@ public final class MeridianServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO, LogLine.of("warmup_start")
         .kv("budget_ms", budget.toMillis()).kv("xds_port", "opens after the warm-up").toString());
     try {
-      Warmup.Report r = new Warmup(this::xdsServer, hub::unloggedSibling).run(budget,
+      Warmup.Report r = new Warmup(this::xdsServer, hub::warmupSibling).run(budget,
           closing::get);
       LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result", "ok")
           .kv("end", r.end().label()).kv("rounds", r.rounds()).kv("events", r.events())

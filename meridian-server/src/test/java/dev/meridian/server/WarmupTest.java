@@ -65,7 +65,7 @@ class WarmupTest {
       Server s = b.build();
       built.set(s);
       return s;
-    }, real::unloggedSibling, clusters, clients, rounds, jit).inDirectory(dir);
+    }, real::warmupSibling, clusters, clients, rounds, jit).inDirectory(dir);
   }
 
   @Test
