@@ -46,7 +46,7 @@ public final class DiscoveryHub {
   /** Connected streams as operators see them (admin HTTP, CSDS, metrics, shutdown). */
   private final StreamRegistry registry = new StreamRegistry();
   /** Below this many streams a config change is handed out from the updating thread alone. */
-  static final int FAN_OUT_FROM = 256;
+  private static final int FAN_OUT_FROM = 256;
   private final int fanOutFrom;
   private volatile Executor fanOut;
   private volatile int fanOutWays = 1;

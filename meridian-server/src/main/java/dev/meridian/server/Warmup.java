@@ -73,11 +73,7 @@ final class Warmup {
   }
 
   /** What a warm-up did. */
-  record Report(int rounds, int events, long responses, long millis, End end, int jitQueue) {
-    boolean completed() {
-      return end == End.SETTLED || end == End.ROUNDS;
-    }
-  }
+  record Report(int rounds, int events, long responses, long millis, End end, int jitQueue) {}
 
   /**
    * What the warm-up asks of the JIT compiler, to know when it has caught up. Either figure is -1
@@ -408,7 +404,15 @@ final class Warmup {
     return c;
   }
 
-  /** Reads what the client holds of the cluster and endpoint set it watches. */
+  /** Reads what the client holds of the cluster or endpoint set it watches (name: Delta only). */
+  private void observe(WarmupClient<?, ?> c, boolean clusters, String name, Any any) {
+    if (clusters) {
+      observeCluster(c, name, any);
+    } else {
+      observeEndpoints(c, name, any);
+    }
+  }
+
   private void observeCluster(WarmupClient<?, ?> c, String name, Any any) {
     if (name == null || name.equals(PREFIX + 0)) {
       try {
@@ -505,11 +509,7 @@ final class Warmup {
       }
       boolean clusters = r.getTypeUrl().equals(ResourceType.CLUSTER.typeUrl());
       for (Any any : r.getResourcesList()) {
-        if (clusters) {
-          observeCluster(this, null, any);
-        } else {
-          observeEndpoints(this, null, any);
-        }
+        observe(this, clusters, null, any);
       }
       requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
           .setVersionInfo(r.getVersionInfo()).setResponseNonce(r.getNonce())
@@ -550,11 +550,7 @@ final class Warmup {
       }
       boolean clusters = r.getTypeUrl().equals(ResourceType.CLUSTER.typeUrl());
       for (Resource res : r.getResourcesList()) {
-        if (clusters) {
-          observeCluster(this, res.getName(), res.getResource());
-        } else {
-          observeEndpoints(this, res.getName(), res.getResource());
-        }
+        observe(this, clusters, res.getName(), res.getResource());
       }
       requests.onNext(DeltaDiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl())
           .setResponseNonce(r.getNonce()).build());
