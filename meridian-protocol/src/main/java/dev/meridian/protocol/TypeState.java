@@ -133,6 +133,9 @@ abstract class TypeState {
     }
     if (changed == null || replacesState()) {
       dirtyAll = true; // a full-state answer is the whole subscribed state: names do not matter
+    } else if (dirty.isEmpty()) {
+      // A new set rather than an add into the old one's table: see clearDirty.
+      dirty = new HashSet<>(changed);
     } else {
       dirty.addAll(changed);
     }
@@ -278,12 +281,12 @@ abstract class TypeState {
   }
 
   final void clearDirty() {
-    // A cleared HashSet keeps its table: after a change of 10,000 names that is 64 KiB per stream
-    // and type for the rest of the stream's life. A large one is dropped instead.
-    if (dirty.size() > 64) {
+    // Dropped, not cleared. A cleared HashSet keeps its table: after a change of 10,000 names that
+    // is 64 KiB per stream and type for the rest of the stream's life. And this state lives long
+    // while pushes are brief: names added into an old table dirty a card that G1 must refine, per
+    // stream and push; a new set is young, and the next push starts one anyway (onSnapshot).
+    if (!dirty.isEmpty()) {
       dirty = new HashSet<>();
-    } else {
-      dirty.clear();
     }
     dirtyAll = false;
   }

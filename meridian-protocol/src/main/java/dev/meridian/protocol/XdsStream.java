@@ -108,7 +108,12 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
           type.typeUrl() + " is served only over Incremental xDS (DeltaVirtualHosts or Delta ADS)");
     }
     S state = states.computeIfAbsent(type, this::create);
-    applied = config.snapshot(group);
+    Snapshot current = config.snapshot(group);
+    if (current != applied) {
+      // Stored only when it changed: an ACK would otherwise dirty this long-lived object's card,
+      // which G1 then refines, at every stream after every push.
+      applied = current;
+    }
     handle(state, req, state.withLingering(applied.get(type)), out);
     pump(out);
     return out;

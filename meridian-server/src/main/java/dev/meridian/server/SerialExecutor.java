@@ -1,21 +1,37 @@
 package dev.meridian.server;
 
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Runs tasks one at a time, in submission order, on a shared pool: each stream's state is only
  * touched from its own serial executor, so the protocol core needs no locks.
+ *
+ * <p>The queue is a list of nodes whose ends live in this object, emptied to null between bursts.
+ * A stream lives long (its executor is in the old generation) while its tasks are new, and under
+ * G1 every store of a new object into an old one dirties a card that the collector must refine
+ * (~2.5 µs each, measured at 10,000 streams). Handing over a task stores into this object only; a
+ * {@code ConcurrentLinkedQueue} also stored into its own object and into its long-lived last node.
  */
 final class SerialExecutor implements Executor {
   private static final System.Logger LOG = System.getLogger(SerialExecutor.class.getName());
 
   private final Executor pool;
-  private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean running = new AtomicBoolean();
+  private final Runnable drain = this::drain;
+  // Guarded by this: queued tasks (oldest at head), and whether a drain is scheduled or a task
+  // runs. Tasks are queued only while running, so running is false only with an empty queue.
+  private Node head;
+  private Node tail;
+  private boolean running;
+
+  private static final class Node {
+    final Runnable task;
+    Node next;
+
+    Node(Runnable task) {
+      this.task = task;
+    }
+  }
 
   SerialExecutor(Executor pool) {
     this.pool = pool;
@@ -23,8 +39,14 @@ final class SerialExecutor implements Executor {
 
   @Override
   public void execute(Runnable task) {
-    tasks.add(task);
-    schedule();
+    synchronized (this) {
+      append(task);
+      if (running) {
+        return;
+      }
+      running = true;
+    }
+    submit();
   }
 
   /**
@@ -33,9 +55,12 @@ final class SerialExecutor implements Executor {
    * the task runs only when no earlier one is pending or running.
    */
   void runOrExecute(Runnable task) {
-    if (!tasks.isEmpty() || !running.compareAndSet(false, true)) {
-      execute(task);
-      return;
+    synchronized (this) {
+      if (running) {
+        append(task);
+        return;
+      }
+      running = true;
     }
     try {
       runLogged(task);
@@ -44,34 +69,65 @@ final class SerialExecutor implements Executor {
     }
   }
 
-  private void schedule() {
-    if (running.compareAndSet(false, true)) {
-      try {
-        pool.execute(this::drain);
-      } catch (RejectedExecutionException e) {
-        // The server is shutting down: the stream's remaining work no longer matters.
-        tasks.clear();
-        running.set(false);
+  /** Lets the next task in; what arrived while this executor was busy goes to the pool. */
+  private void release() {
+    boolean more;
+    synchronized (this) {
+      more = head != null;
+      running = more;
+    }
+    if (more) {
+      submit();
+    }
+  }
+
+  private void append(Runnable task) {
+    Node n = new Node(task);
+    if (tail == null) {
+      head = n;
+    } else {
+      tail.next = n;
+    }
+    tail = n;
+  }
+
+  private void submit() {
+    try {
+      pool.execute(drain);
+    } catch (RejectedExecutionException e) {
+      // The server is shutting down: the stream's remaining work no longer matters.
+      synchronized (this) {
+        head = null;
+        tail = null;
+        running = false;
       }
     }
   }
 
   private void drain() {
+    boolean emptied = false;
     try {
-      Runnable r;
-      while ((r = tasks.poll()) != null) {
+      while (true) {
+        Runnable r;
+        synchronized (this) {
+          Node n = head;
+          if (n == null) {
+            running = false;
+            emptied = true;
+            return;
+          }
+          head = n.next;
+          if (head == null) {
+            tail = null;
+          }
+          r = n.task;
+        }
         runLogged(r);
       }
     } finally {
-      release();
-    }
-  }
-
-  /** Lets the next task in; what arrived while this executor was busy goes to the pool. */
-  private void release() {
-    running.set(false);
-    if (!tasks.isEmpty()) {
-      schedule();
+      if (!emptied) {
+        release(); // an Error escaped a task: the tasks behind it still run
+      }
     }
   }
 

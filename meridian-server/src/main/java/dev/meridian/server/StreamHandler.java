@@ -130,8 +130,12 @@ final class StreamHandler<Q extends Message, R extends Message>
       if (o instanceof Outcome.Send s) {
         R r = (R) s.response();
         telemetry.sent(s.type(), r.getSerializedSize());
-        backlog.add(r);
-        flush();
+        if (backlog.isEmpty() && !draining && responses.isReady()) {
+          responses.onNext(r); // straight through: no store into the long-lived backlog
+        } else {
+          backlog.add(r);
+          flush();
+        }
       } else if (o instanceof Outcome.Nacked n) {
         telemetry.nacked(n.nack(), stream.group());
       } else if (o instanceof Outcome.Ack a) {

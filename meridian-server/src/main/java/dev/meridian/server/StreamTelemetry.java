@@ -5,9 +5,7 @@ import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.EnumSet;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -26,9 +24,13 @@ final class StreamTelemetry {
   private final Set<ResourceType> requestedTypes = EnumSet.noneOf(ResourceType.class);
   /** When the latest config change reached this stream (System.nanoTime), 0 if none yet. */
   private long configChangedAt;
-  /** Per type: the config change whose response awaits an ACK (push latency), and the last one sent. */
-  private final Map<ResourceType, Long> pushStartedAt = new EnumMap<>(ResourceType.class);
-  private final Map<ResourceType, Long> pushedChange = new EnumMap<>(ResourceType.class);
+  /**
+   * Per type (by ordinal): the config change whose response awaits an ACK (push latency), and the
+   * last one sent; 0 for none. Primitive arrays: a boxed time per push stored into this long-lived
+   * object would be one more card for G1 to refine per stream and push.
+   */
+  private final long[] pushStartedAt = new long[ResourceType.values().length];
+  private final long[] pushedChange = new long[ResourceType.values().length];
 
   /** Allocates the stream's id; {@code perType} is null on the aggregated service. */
   StreamTelemetry(DiscoveryHub hub, String variant, ResourceType perType, String method,
@@ -59,16 +61,18 @@ final class StreamTelemetry {
   void sent(ResourceType type, int serializedBytes) {
     metrics.response(type, serializedBytes);
     // The first response of this type since the latest config change carries that change.
-    if (configChangedAt != 0 && !Long.valueOf(configChangedAt).equals(pushedChange.get(type))) {
-      pushedChange.put(type, configChangedAt);
-      pushStartedAt.put(type, configChangedAt);
+    int t = type.ordinal();
+    if (configChangedAt != 0 && configChangedAt != pushedChange[t]) {
+      pushedChange[t] = configChangedAt;
+      pushStartedAt[t] = configChangedAt;
     }
   }
 
   void acked(ResourceType type, String version) {
     metrics.ack(type);
-    Long started = pushStartedAt.remove(type);
-    if (started != null) {
+    long started = pushStartedAt[type.ordinal()];
+    if (started != 0) {
+      pushStartedAt[type.ordinal()] = 0;
       metrics.pushLatency(type, System.nanoTime() - started);
     }
     LOG.log(System.Logger.Level.DEBUG, () -> LogLine.of("ack").kv("stream", info.id())
@@ -77,7 +81,7 @@ final class StreamTelemetry {
 
   void nacked(Nack nack, String group) {
     metrics.nack(nack.type());
-    pushStartedAt.remove(nack.type());
+    pushStartedAt[nack.type().ordinal()] = 0;
     LOG.log(System.Logger.Level.WARNING, LogLine.of("nack")
         .kv("stream", info.id()).kv("node", nack.nodeId()).kv("group", group)
         .kv("peer", info.peer()).kv("type", nack.type().abbreviation())

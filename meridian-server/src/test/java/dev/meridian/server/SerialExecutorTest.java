@@ -3,6 +3,7 @@ package dev.meridian.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -75,6 +76,101 @@ class SerialExecutorTest {
       assertThat(threads).doesNotContain(Thread.currentThread());
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void tasksFromManyThreadsRunOneAtATimeInEachThreadsOrder() throws Exception {
+    // Transport threads hand over requests while fan-out workers push: every task runs, never two
+    // at once, and each submitter's tasks in the order it submitted them.
+    ExecutorService pool = Executors.newFixedThreadPool(3);
+    ExecutorService submitters = Executors.newFixedThreadPool(4);
+    try {
+      SerialExecutor serial = new SerialExecutor(pool);
+      int perThread = 5_000;
+      List<List<Integer>> seen = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        seen.add(new ArrayList<>());
+      }
+      int[] running = {0};
+      boolean[] overlapped = {false};
+      CountDownLatch all = new CountDownLatch(4 * perThread);
+      for (int t = 0; t < 4; t++) {
+        int thread = t;
+        submitters.execute(() -> {
+          for (int i = 0; i < perThread; i++) {
+            int n = i;
+            Runnable task = () -> {
+              if (++running[0] != 1) {
+                overlapped[0] = true;
+              }
+              seen.get(thread).add(n); // unsynchronized on purpose: serial execution makes it safe
+              running[0]--;
+              all.countDown();
+            };
+            if (n % 2 == 0) {
+              serial.execute(task);
+            } else {
+              serial.runOrExecute(task);
+            }
+          }
+        });
+      }
+      // (Every task's writes happen before its countDown, so this thread may read the lists.)
+      assertThat(all.await(20, TimeUnit.SECONDS)).isTrue();
+      assertThat(overlapped[0]).isFalse();
+      for (List<Integer> s : seen) {
+        assertThat(s).hasSize(perThread).isSorted();
+      }
+    } finally {
+      submitters.shutdownNow();
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void anErrorEscapingATaskDoesNotStrandTheTasksBehindIt() throws Exception {
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      SerialExecutor serial = new SerialExecutor(pool);
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch after = new CountDownLatch(1);
+      serial.execute(() -> {
+        try {
+          release.await(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        throw new AssertionError("an Error, not caught as a RuntimeException is");
+      });
+      serial.execute(after::countDown); // queued behind the failing task
+      release.countDown();
+      assertThat(after.await(5, TimeUnit.SECONDS)).isTrue();
+      // Still usable, inline when idle.
+      Thread[] ranOn = new Thread[1];
+      CountDownLatch idle = new CountDownLatch(1);
+      serial.execute(idle::countDown);
+      assertThat(idle.await(5, TimeUnit.SECONDS)).isTrue();
+      awaitInline(serial, ranOn);
+      assertThat(ranOn[0]).isSameAs(Thread.currentThread());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Runs a task with runOrExecute until the executor is idle enough to run it inline. */
+  private static void awaitInline(SerialExecutor serial, Thread[] ranOn) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (System.nanoTime() < deadline) {
+      CountDownLatch ran = new CountDownLatch(1);
+      serial.runOrExecute(() -> {
+        ranOn[0] = Thread.currentThread();
+        ran.countDown();
+      });
+      assertThat(ran.await(5, TimeUnit.SECONDS)).isTrue();
+      if (ranOn[0] == Thread.currentThread()) {
+        return;
+      }
     }
   }
 }
