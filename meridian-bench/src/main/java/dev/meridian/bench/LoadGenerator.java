@@ -117,6 +117,9 @@ public final class LoadGenerator {
           --unzeroed-direct-memory true|false  start either server with the JVM flags that let
                                      Netty allocate direct memory without zeroing it, as
                                      'java -jar meridian.jar' does (default true)
+          --fleet-gc true|false      on JDK 17-19, start either server with the G1 refinement
+                                     flags that ./meridian starts the server with
+                                     (docs/operations.md, "JVM flags"; default true)
           --meridian-jar PATH        default meridian-cli/target/meridian.jar
           --bench-jar PATH           default: the jar this class was loaded from
           --work-dir PATH            config, logs, GC logs (default target/bench-run)
@@ -146,6 +149,7 @@ public final class LoadGenerator {
     opts.put("generator-warmup-runs", "3");
     opts.put("meridian-args", "");
     opts.put("unzeroed-direct-memory", "true");
+    opts.put("fleet-gc", "true");
     opts.put("meridian-jar", "meridian-cli/target/meridian.jar");
     opts.put("bench-jar", ownJar());
     opts.put("work-dir", "target/bench-run");
@@ -184,6 +188,20 @@ public final class LoadGenerator {
   static final List<String> UNZEROED_DIRECT_MEMORY = List.of(
       "--add-opens", "java.base/java.nio=ALL-UNNAMED",
       "-Dio.grpc.netty.shaded.io.netty.tryReflectionSetAccessible=true");
+
+  /**
+   * The G1 flags the {@code meridian} launcher adds on JDK 17-19 (the same words; a test keeps
+   * them equal): dirtied cards wait for the next young pause instead of being refined
+   * concurrently, during the push (docs/operations.md, "JVM flags").
+   */
+  static final List<String> FLEET_GC = List.of("-XX:-G1UseAdaptiveConcRefinement",
+      "-XX:G1ConcRefinementGreenZone=600", "-XX:G1ConcRefinementYellowZone=1200",
+      "-XX:G1ConcRefinementRedZone=2400");
+
+  /** Whether a JVM of this feature release has the flags of {@link #FLEET_GC}. */
+  static boolean hasFleetGcFlags(int feature) {
+    return feature >= 17 && feature < 20;
+  }
 
   public static void main(String[] args) throws Exception {
     if (!io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.useDirectBufferNoCleaner()) {
@@ -280,7 +298,7 @@ public final class LoadGenerator {
     if (warmup < 0 || repeat < 1) {
       throw new IllegalArgumentException("--warmup N >= 0, --repeat N >= 1");
     }
-    for (String flag : List.of("generator-warmup", "unzeroed-direct-memory")) {
+    for (String flag : List.of("generator-warmup", "unzeroed-direct-memory", "fleet-gc")) {
       if (!List.of("true", "false").contains(opts.get(flag))) {
         throw new IllegalArgumentException("--" + flag + " true|false");
       }
@@ -335,6 +353,10 @@ public final class LoadGenerator {
     if (opts.get("unzeroed-direct-memory").equals("true")) {
       // Both servers alike: what meridian.jar's manifest and main do for `java -jar`.
       cmd.addAll(UNZEROED_DIRECT_MEMORY);
+    }
+    if (opts.get("fleet-gc").equals("true") && hasFleetGcFlags(Runtime.version().feature())) {
+      // Both servers alike, and before --server-jvm's words, which win: as ./meridian does.
+      cmd.addAll(1, FLEET_GC);
     }
     cmd.add("-Xlog:gc:file=" + gcLog);
     Path config = work.resolve("config-" + tag + ".json");

@@ -23,4 +23,17 @@ class MeridianJarTest {
     // The same opening the load generator gives a server it starts from the class path.
     assertThat(LoadGenerator.UNZEROED_DIRECT_MEMORY).contains("java.base/java.nio=ALL-UNNAMED");
   }
+
+  @Test
+  void theLoadGeneratorStartsServersWithTheLaunchersGcFlags() throws Exception {
+    // The benchmark measures the server the way ./meridian runs it: the same G1 flags, in the
+    // launcher's words, for the same JDK releases.
+    String launcher = Files.readString(Path.of("..", "meridian"));
+    assertThat(launcher).contains("fleet_gc=(" + String.join(" ", LoadGenerator.FLEET_GC) + ")");
+    assertThat(launcher).contains("[ \"$major\" -lt 17 ] || [ \"$major\" -ge 20 ]");
+    assertThat(LoadGenerator.hasFleetGcFlags(17)).isTrue();
+    assertThat(LoadGenerator.hasFleetGcFlags(19)).isTrue();
+    assertThat(LoadGenerator.hasFleetGcFlags(20)).isFalse();
+    assertThat(LoadGenerator.hasFleetGcFlags(21)).isFalse();
+  }
 }
