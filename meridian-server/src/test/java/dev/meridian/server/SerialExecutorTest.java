@@ -56,11 +56,7 @@ class SerialExecutorTest {
       List<Thread> threads = new CopyOnWriteArrayList<>();
       serial.execute(() -> {
         started.countDown();
-        try {
-          release.await(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
+        await(release);
         order.add("request");
       });
       assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
@@ -130,17 +126,17 @@ class SerialExecutorTest {
 
   @Test
   void anErrorEscapingATaskDoesNotStrandTheTasksBehindIt() throws Exception {
-    ExecutorService pool = Executors.newSingleThreadExecutor();
+    ExecutorService pool = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r);
+      t.setUncaughtExceptionHandler((thread, e) -> { }); // the Error is this test's own
+      return t;
+    });
     try {
       SerialExecutor serial = new SerialExecutor(pool);
       CountDownLatch release = new CountDownLatch(1);
       CountDownLatch after = new CountDownLatch(1);
       serial.execute(() -> {
-        try {
-          release.await(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
+        await(release);
         throw new AssertionError("an Error, not caught as a RuntimeException is");
       });
       serial.execute(after::countDown); // queued behind the failing task
@@ -155,6 +151,15 @@ class SerialExecutorTest {
       assertThat(ranOn[0]).isSameAs(Thread.currentThread());
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  /** Holds a task (and so its executor) until {@code release}, at most 5 s. */
+  private static void await(CountDownLatch release) {
+    try {
+      release.await(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
