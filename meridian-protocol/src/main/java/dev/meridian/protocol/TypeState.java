@@ -133,11 +133,8 @@ abstract class TypeState {
     }
     if (changed == null || replacesState()) {
       dirtyAll = true; // a full-state answer is the whole subscribed state: names do not matter
-    } else if (dirty.isEmpty()) {
-      // A new set rather than an add into the old one's table: see clearDirty.
-      dirty = new HashSet<>(changed);
     } else {
-      dirty.addAll(changed);
+      markDirty(changed);
     }
     respondIfIdle(snapshot, nonces, out);
   }
@@ -192,7 +189,7 @@ abstract class TypeState {
     }
     resendOnAsk.clear();
     forget(names); // one edit for all: a change of every cluster asks for every endpoint set
-    dirty.addAll(names);
+    markDirty(names);
   }
 
   /** Forgets that the client holds these keys, so that they are sent again. */
@@ -280,11 +277,20 @@ abstract class TypeState {
     return nonce;
   }
 
+  /** Adds names to send; into a new set when none are pending (see clearDirty). */
+  final void markDirty(java.util.Collection<String> names) {
+    if (dirty.isEmpty()) {
+      dirty = new HashSet<>(names);
+    } else {
+      dirty.addAll(names);
+    }
+  }
+
   final void clearDirty() {
     // Dropped, not cleared. A cleared HashSet keeps its table: after a change of 10,000 names that
     // is 64 KiB per stream and type for the rest of the stream's life. And this state lives long
     // while pushes are brief: names added into an old table dirty a card that G1 must refine, per
-    // stream and push; a new set is young, and the next push starts one anyway (onSnapshot).
+    // stream and push; a new set is young, and the next push starts one anyway (markDirty).
     if (!dirty.isEmpty()) {
       dirty = new HashSet<>();
     }

@@ -298,7 +298,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     for (ResourceType t : List.of(ResourceType.CLUSTER, ResourceType.ENDPOINT)) {
       S s = states.get(t);
       if (s != null && !s.lingering.isEmpty()) {
-        s.dirty.addAll(s.lingering.keySet());
+        s.markDirty(s.lingering.keySet());
         s.lingering.clear();
         s.respondIfIdle(applied.get(t), this::nextNonce, out);
       }
