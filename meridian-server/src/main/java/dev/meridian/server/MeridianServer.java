@@ -289,7 +289,9 @@ public final class MeridianServer implements AutoCloseable {
           closing::get);
       LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result", "ok")
           .kv("end", r.end().label()).kv("rounds", r.rounds()).kv("events", r.events())
-          .kv("responses", r.responses()).kv("jit_queue", r.jitQueue()).kv("ms", r.millis())
+          .kv("responses", r.responses()).kv("jit_queue", r.jitQueue())
+          .kv("push_path_c2", r.pushPathOptimized() < 0 ? "unknown"
+              : r.pushPathOptimized() + "/" + Warmup.PUSH_PATH.size()).kv("ms", r.millis())
           .toString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

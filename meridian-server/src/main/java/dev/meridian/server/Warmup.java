@@ -39,8 +39,8 @@ import java.util.stream.Stream;
  * Startup warm-up: before the xDS port opens, a private copy of the server (its own hub and gRPC
  * server on an ephemeral loopback port, the same stream pool and handlers) serves a synthetic fleet
  * of SotW and Delta ADS clients in this JVM through the events a real fleet brings: connect, every
- * cluster changed, one endpoint set changed, reconnects; each change goes through the config loader
- * from a file, as a reload does.
+ * cluster changed, one endpoint set changed, a burst of changes, reconnects; each change goes
+ * through the config loader from a file, as a reload does.
  *
  * <p>Why: a fresh JVM interprets, then compiles, the push paths while the first clients connect;
  * measured on 2 cores that doubles a 1,000-client connect (docs/benchmarks.md, round 5). Running
@@ -73,7 +73,26 @@ final class Warmup {
   }
 
   /** What a warm-up did. */
-  record Report(int rounds, int events, long responses, long millis, End end, int jitQueue) {}
+  /**
+   * What a warm-up did. {@code pushPathOptimized}: how many of {@link #PUSH_PATH} ran C2 code
+   * when it ended (-1 where the JVM does not tell).
+   */
+  record Report(int rounds, int events, long responses, long millis, End end, int jitQueue,
+      int pushPathOptimized) {}
+
+  /**
+   * The methods every push and ACK runs, per stream, in both variants: too big to be inlined, so
+   * each gets code of its own. Measured on 2 cores (docs/benchmarks.md, round 8): when these were
+   * still C1 code as the port opened, the first push to 10,000 streams took half as long again.
+   */
+  static final List<String> PUSH_PATH = List.of(
+      "dev.meridian.protocol.XdsStream.onConfig",
+      "dev.meridian.protocol.XdsStream.onRequest",
+      "dev.meridian.protocol.DeltaTypeState.respond",
+      "dev.meridian.protocol.DeltaTypeState.onRequest",
+      "dev.meridian.protocol.SotwTypeState.respond",
+      "dev.meridian.protocol.SotwTypeState.onRequest",
+      "dev.meridian.server.StreamHandler.carryOut");
 
   /**
    * What the warm-up asks of the JIT compiler, to know when it has caught up. Either figure is -1
@@ -85,6 +104,14 @@ final class Warmup {
 
     /** Methods waiting in the compile queues now. */
     int queued();
+
+    /**
+     * How many of {@code methods} ("package.Class.method", any overload) run code of the top tier
+     * (C2) now; -1 where the JVM does not tell.
+     */
+    default int optimized(List<String> methods) {
+      return -1;
+    }
 
     /** HotSpot's figures: the compilation MXBean and the Compiler.queue diagnostic command. */
     static Jit hotspot() {
@@ -108,7 +135,39 @@ final class Warmup {
             return -1;
           }
         }
+
+        @Override
+        public int optimized(List<String> methods) {
+          try {
+            Object out = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                "compilerCodelist", new Object[] {null}, new String[] {String[].class.getName()});
+            return optimizedIn(String.valueOf(out), methods);
+          } catch (javax.management.JMException | RuntimeException e) {
+            return -1;
+          }
+        }
       };
+    }
+
+    /**
+     * Counts the {@code methods} with code of level 4 in use in {@code jcmd Compiler.codelist}
+     * output: one line per compiled method, "compile-id level state name(signature) [addresses]";
+     * state 0 is in use (1 and up: not entrant, on its way out).
+     */
+    static int optimizedIn(String codelist, List<String> methods) {
+      java.util.Set<String> found = new java.util.HashSet<>();
+      for (String line : (Iterable<String>) codelist.lines()::iterator) {
+        String[] f = line.strip().split(" ", 4);
+        if (f.length < 4 || !f[1].equals("4") || !f[2].equals("0")) {
+          continue;
+        }
+        int paren = f[3].indexOf('(');
+        if (paren > 0 && methods.contains(f[3].substring(0, paren))) {
+          found.add(f[3].substring(0, paren));
+        }
+      }
+      return found.size();
     }
 
     /**
@@ -146,6 +205,13 @@ final class Warmup {
   static final long HEAP_BOUND = 768L << 20;
   /** One-endpoint changes per round: small pushes are the most frequent event in a fleet. */
   static final int SMALL_CHANGES = 8;
+  /**
+   * Reloads per round that come back to back, each before the last has reached the clients (one
+   * event): a change landing on un-ACKed pushes and queued stream work takes branches that one
+   * change at a time never does. Left cold, the fleet's first burst met them in compiled push code
+   * and threw that code back to the interpreter (docs/benchmarks.md, round 8).
+   */
+  static final int BURST = 4;
   private static final String PREFIX = "warmup-";
   private static final int BASE_PORT = 10000;
 
@@ -251,6 +317,10 @@ final class Warmup {
           events++;
         }
         if (ok) {
+          ok = burst(loader, file, hub, clients.size(), deadline);
+          events++;
+        }
+        if (ok) {
           // A quarter of the fleet reconnects: new connections and first requests again.
           arm();
           int reconnected = 0;
@@ -300,20 +370,26 @@ final class Warmup {
       deleteTree(dir);
     }
     int queued = jit.queued();
+    int optimized = jit.optimized(PUSH_PATH);
     // Hand back the warm-up's garbage and heap growth before the real fleet comes.
     System.gc();
     return new Report(round, events, responses.get(),
-        (System.nanoTime() - started) / 1_000_000, end, queued);
+        (System.nanoTime() - started) / 1_000_000, end, queued, optimized);
   }
 
   /**
-   * The JIT has caught up with what the rounds run: nothing queued, and the last round spent under
-   * a tenth of its time compiling. Unknown figures never settle it (the budget ends the warm-up).
+   * The JIT has caught up with what the rounds run: nothing queued, the last round spent under a
+   * tenth of its time compiling, and the push path runs C2 code (where the JVM tells). Unknown
+   * queue or compile time never settle it (the budget ends the warm-up).
    */
   private boolean settled(long compiledBefore, long roundNanos) {
     long compiledNow = jit.compileMillis();
-    return jit.queued() == 0 && compiledBefore >= 0 && compiledNow >= 0
-        && (compiledNow - compiledBefore) * 10 <= roundNanos / 1_000_000;
+    if (jit.queued() != 0 || compiledBefore < 0 || compiledNow < 0
+        || (compiledNow - compiledBefore) * 10 > roundNanos / 1_000_000) {
+      return false;
+    }
+    int optimized = jit.optimized(PUSH_PATH);
+    return optimized < 0 || optimized == PUSH_PATH.size();
   }
 
   /** Starts counting clients that reach the current target. */
@@ -334,6 +410,21 @@ final class Warmup {
         .kv("cluster_gen", clusterGen).kv("probe_port", probePort).kv("reached", ok)
         .kv("ms", (System.nanoTime() - t0) / 1_000_000).toString());
     return ok;
+  }
+
+  /**
+   * {@link #BURST} endpoint changes reloaded without waiting in between; the clients count once
+   * they hold the last (what came between may have been coalesced away, as the protocol allows).
+   */
+  private boolean burst(ConfigLoader loader, Path file, DiscoveryHub hub, int expected,
+      long deadline) throws IOException, ConfigException, InterruptedException {
+    int first = probePort + 1;
+    probePort += BURST; // the target: a client holding an earlier one of the burst is not counted
+    arm();
+    for (int k = 0; k < BURST; k++) {
+      reload(loader, file, hub, first + k);
+    }
+    return await(expected, deadline);
   }
 
   /** Waits until {@code expected} clients reached the target, or the budget is spent. */
@@ -367,9 +458,15 @@ final class Warmup {
   /** Writes the synthetic config and loads it as a reload would: file, loader, checks, hub. */
   private void reload(ConfigLoader loader, Path file, DiscoveryHub hub)
       throws IOException, ConfigException {
+    reload(loader, file, hub, probePort);
+  }
+
+  /** As above, with the probed endpoint set at {@code probed}. */
+  private void reload(ConfigLoader loader, Path file, DiscoveryHub hub, int probed)
+      throws IOException, ConfigException {
     StringBuilder json = new StringBuilder(clusters * 400).append("{\"resources\":[\n");
     for (int i = 0; i < clusters; i++) {
-      int port = i == probe() ? probePort : BASE_PORT;
+      int port = i == probe() ? probed : BASE_PORT;
       json.append("{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"")
           .append(PREFIX).append(i).append("\",\"type\":\"EDS\",\"connectTimeout\":\"")
           .append(clusterGen).append("s\",\"edsClusterConfig\":{\"edsConfig\":{\"ads\":{},")

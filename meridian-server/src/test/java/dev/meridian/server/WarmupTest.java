@@ -74,8 +74,9 @@ class WarmupTest {
 
     assertThat(r.end()).isEqualTo(Warmup.End.ROUNDS);
     assertThat(r.rounds()).isEqualTo(3);
-    // connect, then per round: every cluster changed, the small changes, a reconnect
-    assertThat(r.events()).isEqualTo(1 + 3 * (1 + Warmup.SMALL_CHANGES + 1));
+    // connect, then per round: every cluster changed, the small changes, a burst (one event,
+    // reached once every client holds its last change), a reconnect
+    assertThat(r.events()).isEqualTo(1 + 3 * (1 + Warmup.SMALL_CHANGES + 1 + 1));
     // each client got at least one response per event it saw (SotW and Delta both took part)
     assertThat(r.responses()).isGreaterThanOrEqualTo(6L * (1 + 3 * (1 + Warmup.SMALL_CHANGES)));
   }
@@ -107,6 +108,63 @@ class WarmupTest {
 
     assertThat(r.end()).isEqualTo(Warmup.End.ROUNDS);
     assertThat(r.rounds()).isEqualTo(5);
+  }
+
+  @Test
+  void thePushPathIsOptimizedOnlyWhenItsC2CodeIsInUse() {
+    String codelist = """
+        12 4 0 dev.meridian.protocol.XdsStream.onConfig(Ldev/meridian/protocol/ServedConfig;\
+        Ljava/util/Map;)Ljava/util/List; [0x1, 0x2 - 0x3]
+        13 3 0 dev.meridian.protocol.XdsStream.onRequest(Lcom/google/protobuf/Message;\
+        Ldev/meridian/protocol/ServedConfig;)Ljava/util/List; [0x1, 0x2 - 0x3]
+        14 4 2 dev.meridian.protocol.DeltaTypeState.respond(I)V [0x1, 0x2 - 0x3]
+        15 4 0 dev.meridian.protocol.XdsStream.onConfigHere()V [0x1, 0x2 - 0x3]
+        16 4 0 dev.meridian.protocol.XdsStream.onConfig(I)V [0x1, 0x2 - 0x3]
+        """;
+    List<String> path = List.of("dev.meridian.protocol.XdsStream.onConfig",
+        "dev.meridian.protocol.XdsStream.onRequest", "dev.meridian.protocol.DeltaTypeState.respond");
+
+    // onConfig: C2 code in use (two overloads count once); onRequest: C1 only; respond: its C2
+    // code is not entrant (deoptimized); a longer name sharing the prefix is another method.
+    assertThat(Warmup.Jit.optimizedIn(codelist, path)).isEqualTo(1);
+    assertThat(Warmup.Jit.optimizedIn("", path)).isZero();
+    assertThat(Warmup.Jit.hotspot().optimized(Warmup.PUSH_PATH)).isBetween(0,
+        Warmup.PUSH_PATH.size()); // this JVM tells
+  }
+
+  @Test
+  void thePushPathNamesMethodsThatExist() throws Exception {
+    for (String m : Warmup.PUSH_PATH) {
+      int dot = m.lastIndexOf('.');
+      Class<?> c = Class.forName(m.substring(0, dot));
+      String name = m.substring(dot + 1);
+      assertThat(Stream.of(c.getDeclaredMethods()).anyMatch(x -> x.getName().equals(name)))
+          .as(m).isTrue();
+    }
+  }
+
+  @Test
+  void aPushPathNotYetOptimizedKeepsTheWarmupGoing() throws Exception {
+    Warmup.Jit c1Only = new Warmup.Jit() {
+      @Override
+      public long compileMillis() {
+        return 0;
+      }
+
+      @Override
+      public int queued() {
+        return 0;
+      }
+
+      @Override
+      public int optimized(List<String> methods) {
+        return methods.size() - 1;
+      }
+    };
+    Warmup.Report r = warmup(20, 6, 5, c1Only).run(Duration.ofSeconds(60), () -> false);
+
+    assertThat(r.end()).isEqualTo(Warmup.End.ROUNDS);
+    assertThat(r.pushPathOptimized()).isEqualTo(Warmup.PUSH_PATH.size() - 1);
   }
 
   @Test
