@@ -120,6 +120,11 @@ public final class LoadGenerator {
           --fleet-gc true|false      on JDK 17-19, start either server with the G1 refinement
                                      flags that ./meridian starts the server with
                                      (docs/operations.md, "JVM flags"; default true)
+          --fleet-jit true|false     start either server with the JIT flags that ./meridian
+                                     starts the server with: its own code (dev.meridian, or
+                                     JCP's io.envoyproxy.controlplane) compiled by C2 at a tenth
+                                     of the usual call counts, and 3 C2 threads on up to 8 CPUs
+                                     (docs/operations.md, "JVM flags"; default true)
           --meridian-jar PATH        default meridian-cli/target/meridian.jar
           --bench-jar PATH           default: the jar this class was loaded from
           --work-dir PATH            config, logs, GC logs (default target/bench-run)
@@ -150,6 +155,7 @@ public final class LoadGenerator {
     opts.put("meridian-args", "");
     opts.put("unzeroed-direct-memory", "true");
     opts.put("fleet-gc", "true");
+    opts.put("fleet-jit", "true");
     opts.put("meridian-jar", "meridian-cli/target/meridian.jar");
     opts.put("bench-jar", ownJar());
     opts.put("work-dir", "target/bench-run");
@@ -197,6 +203,19 @@ public final class LoadGenerator {
   static final List<String> FLEET_GC = List.of("-XX:-G1UseAdaptiveConcRefinement",
       "-XX:G1ConcRefinementGreenZone=600", "-XX:G1ConcRefinementYellowZone=1200",
       "-XX:G1ConcRefinementRedZone=2400");
+
+  /**
+   * The JIT flags the {@code meridian} launcher adds for {@code serve} (the same words but the
+   * package; a test keeps them equal): the server's own methods reach C2 at a tenth of the usual
+   * call counts.
+   */
+  static List<String> fleetJit(String ownPackage) {
+    return List.of("-XX:CompileCommand=quiet",
+        "-XX:CompileCommand=CompileThresholdScaling," + ownPackage + ".*::*,0.1");
+  }
+
+  /** And, on up to 8 CPUs, 3 C2 compiler threads (the default gives 2 CPUs 1). */
+  static final List<String> FLEET_C2 = List.of("-XX:CICompilerCount=4");
 
   /** Whether a JVM of this feature release has the flags of {@link #FLEET_GC}. */
   static boolean hasFleetGcFlags(int feature) {
@@ -298,7 +317,8 @@ public final class LoadGenerator {
     if (warmup < 0 || repeat < 1) {
       throw new IllegalArgumentException("--warmup N >= 0, --repeat N >= 1");
     }
-    for (String flag : List.of("generator-warmup", "unzeroed-direct-memory", "fleet-gc")) {
+    for (String flag : List.of("generator-warmup", "unzeroed-direct-memory", "fleet-gc",
+        "fleet-jit")) {
       if (!List.of("true", "false").contains(opts.get(flag))) {
         throw new IllegalArgumentException("--" + flag + " true|false");
       }
@@ -357,6 +377,15 @@ public final class LoadGenerator {
     if (opts.get("fleet-gc").equals("true") && hasFleetGcFlags(Runtime.version().feature())) {
       // Both servers alike, and before --server-jvm's words, which win: as ./meridian does.
       cmd.addAll(1, FLEET_GC);
+    }
+    if (opts.get("fleet-jit").equals("true")) {
+      // Both servers alike, each for its own code, and before --server-jvm's words.
+      List<String> jit = new ArrayList<>(
+          fleetJit(meridian ? "dev.meridian" : "io.envoyproxy.controlplane"));
+      if (Runtime.getRuntime().availableProcessors() <= 8) {
+        jit.addAll(FLEET_C2);
+      }
+      cmd.addAll(1, jit);
     }
     cmd.add("-Xlog:gc:file=" + gcLog);
     Path config = work.resolve("config-" + tag + ".json");

@@ -36,4 +36,13 @@ class MeridianJarTest {
     assertThat(LoadGenerator.hasFleetGcFlags(20)).isFalse();
     assertThat(LoadGenerator.hasFleetGcFlags(21)).isFalse();
   }
+
+  @Test
+  void theLoadGeneratorStartsServersWithTheLaunchersJitFlags() throws Exception {
+    String launcher = Files.readString(Path.of("..", "meridian"));
+    java.util.List<String> jit = LoadGenerator.fleetJit("dev.meridian");
+    assertThat(launcher).contains("fleet_jit=(" + jit.get(0) + " \"" + jit.get(1) + "\")");
+    assertThat(launcher).contains("fleet_c2=(" + String.join(" ", LoadGenerator.FLEET_C2) + ")");
+    assertThat(launcher).contains("-gt 8 ]");
+  }
 }
