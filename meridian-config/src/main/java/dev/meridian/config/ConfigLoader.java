@@ -48,6 +48,8 @@ public final class ConfigLoader {
 
   private final JsonFormat.Parser parser = EnvoyTypeRegistry.get().parser();
   private Map<String, XdsResource> cache = new HashMap<>();
+  /** The last load's snapshots (defaults: "", a group: "group NAME"): unchanged types are kept. */
+  private Map<String, Snapshot> snapshots = new HashMap<>();
 
   /** The result of a successful load. */
   public record Loaded(ServedConfig config, List<Path> files, int resources, int groups,
@@ -118,13 +120,21 @@ public final class ConfigLoader {
       throw new ConfigException(problems);
     }
     List<ServedConfig.Group> built = new ArrayList<>();
+    Map<String, Snapshot> nextSnapshots = new HashMap<>();
     int count = defaults.resources.size();
     for (GroupDraft g : groups.values()) {
-      built.add(new ServedConfig.Group(g.name, g.matcher, Snapshot.of(g.resources)));
+      Snapshot snapshot = Snapshot.of(g.resources,
+          snapshots.getOrDefault("group " + g.name, Snapshot.empty()));
+      nextSnapshots.put("group " + g.name, snapshot);
+      built.add(new ServedConfig.Group(g.name, g.matcher, snapshot));
       count += g.resources.size();
     }
+    Snapshot defaultSnapshot = Snapshot.of(defaults.resources,
+        snapshots.getOrDefault("", Snapshot.empty()));
+    nextSnapshots.put("", defaultSnapshot);
     cache = nextCache;
-    return new Loaded(new ServedConfig(Snapshot.of(defaults.resources), built), files, count,
+    snapshots = nextSnapshots;
+    return new Loaded(new ServedConfig(defaultSnapshot, built), files, count,
         built.size(), (System.nanoTime() - started) / 1_000_000);
   }
 

@@ -233,6 +233,35 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void aTypeWithoutChangeKeepsItsSnapshotAcrossReloadsAndAChangedTypeGetsANewOne() throws Exception {
+    String endpoints = """
+          - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
+            cluster_name: backend
+            endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address:         { address: 10.0.0.1, port_value: PORT } } } }] }]
+        """;
+    Path p = write("c.yaml", "resources:\n" + CLUSTER + endpoints.replace("PORT", "80"));
+    ConfigLoader loader = new ConfigLoader();
+    ServedConfig first = loader.load(p).config();
+    Files.writeString(p, "resources:\n" + CLUSTER + endpoints.replace("PORT", "81"));
+    ServedConfig second = loader.load(p).config();
+
+    // Same cluster instances: the very snapshot, with its version and encodings.
+    assertThat(second.defaults().get(ResourceType.CLUSTER))
+        .isSameAs(first.defaults().get(ResourceType.CLUSTER));
+    assertThat(second.defaults().get(ResourceType.ENDPOINT))
+        .isNotSameAs(first.defaults().get(ResourceType.ENDPOINT));
+    assertThat(second.defaults().changedSince(first.defaults()))
+        .containsOnlyKeys(ResourceType.ENDPOINT);
+
+    // A cluster removed: the same instances remain, but not all of them; a new snapshot.
+    Files.writeString(p, "resources:\n" + endpoints.replace("PORT", "81"));
+    ServedConfig third = loader.load(p).config();
+    assertThat(third.defaults().get(ResourceType.CLUSTER).size()).isZero();
+    assertThat(third.defaults().get(ResourceType.ENDPOINT))
+        .isSameAs(second.defaults().get(ResourceType.ENDPOINT));
+  }
+
+  @Test
   void emptyFileServesNothing() throws Exception {
     Path p = write("empty.yaml", "");
     assertThat(new ConfigLoader().load(p).resources()).isZero();

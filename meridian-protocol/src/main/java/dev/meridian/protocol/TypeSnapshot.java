@@ -51,6 +51,23 @@ public final class TypeSnapshot {
     return byName.get(name);
   }
 
+  /**
+   * Whether {@code list} holds exactly this snapshot's resources, as the same instances, each
+   * once (in any order): then {@code TypeSnapshot.of(list)} would equal this one.
+   */
+  boolean sameInstances(List<XdsResource> list) {
+    if (list.size() != byName.size() || list.isEmpty()) {
+      return false;
+    }
+    Set<String> seen = new HashSet<>(list.size() * 2);
+    for (XdsResource r : list) {
+      if (byName.get(r.name()) != r || !seen.add(r.name())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** By name, or else by alias (VHDS subscribes virtual hosts by alias). */
   public XdsResource resolve(String nameOrAlias) {
     XdsResource r = resources.get(nameOrAlias);
