@@ -72,7 +72,6 @@ final class Warmup {
     }
   }
 
-  /** What a warm-up did. */
   /**
    * What a warm-up did. {@code pushPathOptimized}: how many of {@link #PUSH_PATH} ran C2 code
    * when it ended (-1 where the JVM does not tell).
@@ -83,7 +82,8 @@ final class Warmup {
   /**
    * The methods every push and ACK runs, per stream, in both variants: too big to be inlined, so
    * each gets code of its own. Measured on 2 cores (docs/benchmarks.md, round 8): when these were
-   * still C1 code as the port opened, the first push to 10,000 streams took half as long again.
+   * still C1 code as the port opened, the first push to 10,000 streams took up to half as long
+   * again.
    */
   static final List<String> PUSH_PATH = List.of(
       "dev.meridian.protocol.XdsStream.onConfig",
