@@ -48,8 +48,8 @@ public final class ConfigLoader {
 
   private final JsonFormat.Parser parser = EnvoyTypeRegistry.get().parser();
   private Map<String, XdsResource> cache = new HashMap<>();
-  /** The last load's snapshots (defaults: "", a group: "group NAME"): unchanged types are kept. */
-  private Map<String, Snapshot> snapshots = new HashMap<>();
+  /** What the last load served: its snapshots of unchanged types are kept (Snapshot.of). */
+  private ServedConfig last = ServedConfig.empty();
 
   /** The result of a successful load. */
   public record Loaded(ServedConfig config, List<Path> files, int resources, int groups,
@@ -120,22 +120,16 @@ public final class ConfigLoader {
       throw new ConfigException(problems);
     }
     List<ServedConfig.Group> built = new ArrayList<>();
-    Map<String, Snapshot> nextSnapshots = new HashMap<>();
     int count = defaults.resources.size();
     for (GroupDraft g : groups.values()) {
-      Snapshot snapshot = Snapshot.of(g.resources,
-          snapshots.getOrDefault("group " + g.name, Snapshot.empty()));
-      nextSnapshots.put("group " + g.name, snapshot);
-      built.add(new ServedConfig.Group(g.name, g.matcher, snapshot));
+      built.add(new ServedConfig.Group(g.name, g.matcher,
+          Snapshot.of(g.resources, last.snapshot(g.name))));
       count += g.resources.size();
     }
-    Snapshot defaultSnapshot = Snapshot.of(defaults.resources,
-        snapshots.getOrDefault("", Snapshot.empty()));
-    nextSnapshots.put("", defaultSnapshot);
     cache = nextCache;
-    snapshots = nextSnapshots;
-    return new Loaded(new ServedConfig(defaultSnapshot, built), files, count,
-        built.size(), (System.nanoTime() - started) / 1_000_000);
+    last = new ServedConfig(Snapshot.of(defaults.resources, last.defaults()), built);
+    return new Loaded(last, files, count, built.size(),
+        (System.nanoTime() - started) / 1_000_000);
   }
 
   /** The config files at {@code path}: the file itself, or a directory's config files, sorted. */

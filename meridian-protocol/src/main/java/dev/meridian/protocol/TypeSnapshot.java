@@ -56,7 +56,7 @@ public final class TypeSnapshot {
    * once (in any order): then {@code TypeSnapshot.of(list)} would equal this one.
    */
   boolean sameInstances(List<XdsResource> list) {
-    if (list.size() != byName.size() || list.isEmpty()) {
+    if (list.size() != byName.size()) {
       return false;
     }
     Set<String> seen = new HashSet<>(list.size() * 2);

@@ -107,28 +107,29 @@ final class SerialExecutor implements Executor {
   private void drain() {
     boolean emptied = false;
     try {
-      while (true) {
-        Runnable r;
-        synchronized (this) {
-          Node n = head;
-          if (n == null) {
-            running = false;
-            emptied = true;
-            return;
-          }
-          head = n.next;
-          if (head == null) {
-            tail = null;
-          }
-          r = n.task;
-        }
+      for (Runnable r = poll(); r != null; r = poll()) {
         runLogged(r);
       }
+      emptied = true;
     } finally {
       if (!emptied) {
         release(); // an Error escaped a task: the tasks behind it still run
       }
     }
+  }
+
+  /** The oldest queued task; null, and no longer running, when none is left. */
+  private synchronized Runnable poll() {
+    Node n = head;
+    if (n == null) {
+      running = false;
+      return null;
+    }
+    head = n.next;
+    if (head == null) {
+      tail = null;
+    }
+    return n.task;
   }
 
   private static void runLogged(Runnable task) {

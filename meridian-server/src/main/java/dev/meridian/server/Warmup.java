@@ -126,28 +126,27 @@ final class Warmup {
 
         @Override
         public int queued() {
-          try {
-            Object out = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
-                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
-                "compilerQueue", new Object[] {null}, new String[] {String[].class.getName()});
-            return queuedTasks(String.valueOf(out));
-          } catch (javax.management.JMException | RuntimeException e) {
-            return -1;
-          }
+          String out = diagnostic("compilerQueue");
+          return out == null ? -1 : queuedTasks(out);
         }
 
         @Override
         public int optimized(List<String> methods) {
-          try {
-            Object out = java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
-                new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
-                "compilerCodelist", new Object[] {null}, new String[] {String[].class.getName()});
-            return optimizedIn(String.valueOf(out), methods);
-          } catch (javax.management.JMException | RuntimeException e) {
-            return -1;
-          }
+          String out = diagnostic("compilerCodelist");
+          return out == null ? -1 : optimizedIn(out, methods);
         }
       };
+    }
+
+    /** The output of a HotSpot diagnostic command (as jcmd runs it), or null if there is none. */
+    private static String diagnostic(String operation) {
+      try {
+        return String.valueOf(java.lang.management.ManagementFactory.getPlatformMBeanServer()
+            .invoke(new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                operation, new Object[] {null}, new String[] {String[].class.getName()}));
+      } catch (javax.management.JMException | RuntimeException e) {
+        return null;
+      }
     }
 
     /**
