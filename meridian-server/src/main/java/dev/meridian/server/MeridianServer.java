@@ -3,10 +3,9 @@ package dev.meridian.server;
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ConfigWatcher;
-import dev.meridian.config.GrpcProfile;
+import dev.meridian.config.ConfigChecks;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.config.ReferenceCheck;
-import java.util.List;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -180,7 +179,7 @@ public final class MeridianServer implements AutoCloseable {
 
   public MeridianServer start() throws ConfigException, IOException {
     watcher = new ConfigWatcher(options.config(), new ConfigLoader(), loaded -> {
-      if (!referencesOk(loaded)) {
+      if (check(loaded.config()).rejected()) {
         LOG.log(System.Logger.Level.ERROR,
             "config rejected (--reference-check reject), still serving the last good config");
         return;
@@ -188,7 +187,6 @@ public final class MeridianServer implements AutoCloseable {
       long pushStarted = System.nanoTime();
       int changed = hub.update(loaded.config());
       long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
-      warnGrpcProfile(loaded.config());
       hub.metrics().reload(true);
       LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
@@ -206,9 +204,10 @@ public final class MeridianServer implements AutoCloseable {
       watcher.close();
       throw e;
     }
-    if (!referencesOk(first)) {
+    ConfigChecks.Result checks = check(first.config());
+    if (checks.rejected()) {
       watcher.close();
-      throw new ConfigException(ReferenceCheck.problems(first.config()));
+      throw new ConfigException(checks.rejectionMessages());
     }
     if (options.publishDir() != null) {
       FilePublisher publisher = new FilePublisher(options.publishDir(), options.publishFormat());
@@ -216,7 +215,6 @@ public final class MeridianServer implements AutoCloseable {
       publisher.publish(first.config());
     }
     hub.update(first.config());
-    warnGrpcProfile(first.config());
     hub.metrics().reload(true);
     LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
@@ -302,27 +300,18 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   /**
-   * Issue 5: a config meant for proxyless gRPC (it has API listeners) is checked with the grpc
-   * profile of {@code meridian validate}; what grpc-java would NACK or ignore is logged, not refused.
+   * Runs the checks of every load ({@link ConfigChecks}, the same that {@code meridian validate}
+   * runs) and logs what they found; a config with API listeners gets the grpc profile (issue 5).
    */
-  private static void warnGrpcProfile(ServedConfig config) {
-    if (GrpcProfile.servesGrpcClients(config)) {
-      for (GrpcProfile.Finding f : GrpcProfile.check(config)) {
-        LOG.log(System.Logger.Level.WARNING, "grpc profile: {0}", f);
-      }
+  private ConfigChecks.Result check(ServedConfig config) {
+    ConfigChecks.Result r = ConfigChecks.run(config, options.referenceCheck());
+    for (ConfigChecks.Finding f : r.rejections()) {
+      LOG.log(System.Logger.Level.WARNING, "{0}", f);
     }
-  }
-
-  /** Runs the consistency check; false only if it must reject the config. */
-  private boolean referencesOk(ConfigLoader.Loaded loaded) {
-    if (options.referenceCheck() == ReferenceCheck.OFF) {
-      return true;
+    for (ConfigChecks.Finding f : r.warnings()) {
+      LOG.log(System.Logger.Level.WARNING, "{0}", f);
     }
-    List<String> problems = ReferenceCheck.problems(loaded.config());
-    for (String p : problems) {
-      LOG.log(System.Logger.Level.WARNING, "dangling reference: {0}", p);
-    }
-    return problems.isEmpty() || options.referenceCheck() != ReferenceCheck.REJECT;
+    return r;
   }
 
   public int xdsPort() {

@@ -126,6 +126,46 @@ class LifecycleTest {
     assertThat(got).allSatisfy(l -> assertThat(l).doesNotContain("\n"));
   }
 
+  /** Issue 18: serve says so when a config it loads has no resources at all, at start and on reload. */
+  @Test
+  void logsAWarningWhenALoadedConfigHasNoResourcesAtAll() throws Exception {
+    List<String> lines = new ArrayList<>();
+    Handler h = new Handler() {
+      @Override public void publish(LogRecord r) {
+        synchronized (lines) {
+          lines.add(r.getLevel() + " " + new java.util.logging.SimpleFormatter().formatMessage(r));
+        }
+      }
+
+      @Override public void flush() {}
+
+      @Override public void close() {}
+    };
+    Logger logger = Logger.getLogger("dev.meridian.server");
+    logger.addHandler(h);
+    Path file = dir.resolve("empty.yaml");
+    java.nio.file.Files.writeString(file, "resources: []\n");
+    String warning = "WARNING empty config: no resources at all";
+    try (MeridianServer server = new MeridianServer(
+        new MeridianServer.Options(file, "127.0.0.1", 0, 0, 50)).start()) {
+      assertThat(snapshot(lines)).filteredOn(l -> l.startsWith(warning)).hasSize(1);
+      replace(file, OpsFixture.config("1s"));
+      OpsFixture.await("the full config loaded", () -> server.hub().current().defaults().size() > 0);
+      assertThat(snapshot(lines)).filteredOn(l -> l.startsWith(warning)).hasSize(1);
+      replace(file, "resources: []\n");
+      OpsFixture.await("the empty config's warning", () -> snapshot(lines).stream()
+          .filter(l -> l.startsWith(warning)).count() == 2);
+    } finally {
+      logger.removeHandler(h);
+    }
+  }
+
+  private void replace(Path file, String content) throws Exception {
+    Path tmp = dir.resolve("next.tmp");
+    java.nio.file.Files.writeString(tmp, content);
+    java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
   private static List<String> snapshot(List<String> lines) {
     synchronized (lines) {
       return new ArrayList<>(lines);
