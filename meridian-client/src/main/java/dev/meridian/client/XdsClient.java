@@ -518,8 +518,9 @@ public final class XdsClient implements AutoCloseable {
   void onStreamClosed(ClientStream s, Status status) {
     for (ResourceType t : subscribedTypes(s.server, s.perType)) {
       TypeState ts = state(t);
-      XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null,
-          "xDS stream to " + s.server.serverUri() + " closed: " + status.getCode()
+      String failed = ConnectFailure.describe(status, s.server.serverUri());
+      XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null, failed != null ? failed
+          : "xDS stream to " + s.server.serverUri() + " closed: " + status.getCode()
               + (status.getDescription() == null ? "" : " " + status.getDescription()));
       for (Entry e : ts.entries.values()) {
         // The timers restart when the next stream is ready (grpc-java does the same).
