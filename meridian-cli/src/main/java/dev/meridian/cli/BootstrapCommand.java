@@ -43,17 +43,7 @@ final class BootstrapCommand {
 
   /** How Envoy talks to Meridian (docs/envoy-modes.md). */
   enum Mode {
-    ADS, DELTA_ADS, XDS, DELTA_XDS, REST, FILES;
-
-    static Mode parse(String s) {
-      for (Mode m : values()) {
-        if (m.name().replace('_', '-').equalsIgnoreCase(s.trim())) {
-          return m;
-        }
-      }
-      throw new IllegalArgumentException("invalid mode '" + s
-          + "' (ads, delta-ads, xds, delta-xds, rest or files)");
-    }
+    ADS, DELTA_ADS, XDS, DELTA_XDS, REST, FILES
   }
 
   static final String XDS_CLUSTER = "meridian_xds";
@@ -63,30 +53,37 @@ final class BootstrapCommand {
       description = "Print an Envoy bootstrap (YAML) that gets its listeners and clusters from Meridian.")
   static final class Envoy implements Callable<Integer> {
     @Option(names = "--mode", required = true, paramLabel = "MODE",
+        converter = Choice.Modes.class, completionCandidates = Choice.Modes.class,
         description = "ads, delta-ads, xds (per-type gRPC), delta-xds, rest (REST-JSON polling) or files (--publish-dir).")
-    String mode;
+    Mode mode;
 
-    @Option(names = "--server", paramLabel = "HOST:PORT",
+    @Option(names = "--server", paramLabel = "HOST:PORT", converter = HostPort.Converter.class,
         description = "Meridian's address: the xDS port for gRPC modes (default 127.0.0.1:18000), the HTTP port for rest (default 127.0.0.1:18001).")
-    String server;
+    HostPort server;
 
     @Option(names = "--xds-server", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:18000",
+        converter = HostPort.Converter.class,
         description = "rest mode: the xDS port, for resources that reference others with 'ads: {}' (default ${DEFAULT-VALUE}).")
-    String xdsServer;
+    HostPort xdsServer;
 
-    @Option(names = "--node-id", defaultValue = "envoy", description = "Node id (default ${DEFAULT-VALUE}); it selects the config group.")
+    @Option(names = "--node-id", defaultValue = "envoy", paramLabel = "ID",
+        description = "Node id (default ${DEFAULT-VALUE}); it selects the config group.")
     String nodeId;
 
-    @Option(names = "--node-cluster", defaultValue = "meridian", description = "Node cluster (default ${DEFAULT-VALUE}).")
+    @Option(names = "--node-cluster", defaultValue = "meridian", paramLabel = "C",
+        description = "Node cluster (default ${DEFAULT-VALUE}).")
     String nodeCluster;
 
     @Option(names = "--publish-dir", paramLabel = "DIR", description = "files mode: the directory 'meridian serve --publish-dir' writes.")
     Path publishDir;
 
-    @Option(names = "--publish-format", defaultValue = "yaml", description = "files mode: yaml, json or pb (default ${DEFAULT-VALUE}).")
-    String publishFormat;
+    @Option(names = "--publish-format", defaultValue = "yaml", paramLabel = "FORMAT",
+        converter = Choice.PublishFormats.class, completionCandidates = Choice.PublishFormats.class,
+        description = "files mode: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+    FilePublisher.Format publishFormat;
 
-    @Option(names = "--group", defaultValue = ServedConfig.DEFAULT_GROUP, description = "files mode: the config group to read (default ${DEFAULT-VALUE}).")
+    @Option(names = "--group", defaultValue = ServedConfig.DEFAULT_GROUP, paramLabel = "GROUP",
+        description = "files mode: the config group to read (default ${DEFAULT-VALUE}).")
     String group;
 
     @Override
@@ -102,7 +99,7 @@ final class BootstrapCommand {
   }
 
   static String render(Envoy o) {
-    Mode mode = Mode.parse(o.mode);
+    Mode mode = o.mode;
     Bootstrap.Builder b = Bootstrap.newBuilder()
         .setNode(Node.newBuilder().setId(o.nodeId).setCluster(o.nodeCluster))
         .setAdmin(Admin.newBuilder().setAddress(address("127.0.0.1", 9901)));
@@ -128,7 +125,7 @@ final class BootstrapCommand {
       }
       case REST -> {
         b.getStaticResourcesBuilder().addClusters(cluster(HTTP_CLUSTER, server(o, 18001), false))
-            .addClusters(cluster(XDS_CLUSTER, hostPort(o.xdsServer), true));
+            .addClusters(cluster(XDS_CLUSTER, o.xdsServer, true));
         ConfigSource rest = ConfigSource.newBuilder().setApiConfigSource(ApiConfigSource.newBuilder()
                 .setApiType(ApiConfigSource.ApiType.REST)
                 .setTransportApiVersion(ApiVersion.V3)
@@ -144,7 +141,7 @@ final class BootstrapCommand {
           throw new IllegalArgumentException("--mode files needs --publish-dir DIR (the directory"
               + " 'meridian serve --publish-dir DIR' writes)");
         }
-        FilePublisher.Format format = FilePublisher.Format.parse(o.publishFormat);
+        FilePublisher.Format format = o.publishFormat;
         Path dir = o.publishDir.toAbsolutePath().normalize();
         dyn.setCdsConfig(path(FilePublisher.file(dir, o.group, ResourceType.CLUSTER, format)));
         dyn.setLdsConfig(path(FilePublisher.file(dir, o.group, ResourceType.LISTENER, format)));
@@ -169,39 +166,20 @@ final class BootstrapCommand {
         .build();
   }
 
-  private static String[] server(Envoy o, int defaultPort) {
-    return o.server == null ? new String[] {"127.0.0.1", Integer.toString(defaultPort)}
-        : hostPort(o.server);
+  private static HostPort server(Envoy o, int defaultPort) {
+    return o.server == null ? new HostPort("127.0.0.1", defaultPort) : o.server;
   }
 
-  static String[] hostPort(String s) {
-    int colon = s.lastIndexOf(':');
-    if (colon <= 0 || colon == s.length() - 1) {
-      throw new IllegalArgumentException("expected HOST:PORT, got '" + s + "'");
-    }
-    String host = s.substring(0, colon).replace("[", "").replace("]", "");
-    String port = s.substring(colon + 1);
-    try {
-      int p = Integer.parseInt(port);
-      if (p <= 0 || p > 65535) {
-        throw new NumberFormatException();
-      }
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("invalid port in '" + s + "'");
-    }
-    return new String[] {host, port};
-  }
-
-  private static Cluster cluster(String name, String[] hostPort, boolean http2) {
+  private static Cluster cluster(String name, HostPort hostPort, boolean http2) {
     Cluster.Builder c = Cluster.newBuilder().setName(name)
         .setConnectTimeout(Duration.newBuilder().setSeconds(1))
         // An IP literal needs no resolution; a host name is resolved and re-resolved.
-        .setType(isIpLiteral(hostPort[0]) ? Cluster.DiscoveryType.STATIC
+        .setType(isIpLiteral(hostPort.host()) ? Cluster.DiscoveryType.STATIC
             : Cluster.DiscoveryType.STRICT_DNS)
         .setLoadAssignment(ClusterLoadAssignment.newBuilder().setClusterName(name)
             .addEndpoints(LocalityLbEndpoints.newBuilder().addLbEndpoints(LbEndpoint.newBuilder()
                 .setEndpoint(Endpoint.newBuilder().setAddress(
-                    address(hostPort[0], Integer.parseInt(hostPort[1])))))));
+                    address(hostPort.host(), hostPort.port()))))));
     if (http2) {
       // xDS over gRPC needs HTTP/2 to the management server.
       c.putTypedExtensionProtocolOptions("envoy.extensions.upstreams.http.v3.HttpProtocolOptions",

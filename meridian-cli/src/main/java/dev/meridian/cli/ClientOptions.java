@@ -7,18 +7,19 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /** The flags {@code get} and {@code watch} share (issue 6). */
 final class ClientOptions {
   @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
-      description = "The control plane's xDS gRPC address.")
-  String server;
+      converter = HostPort.Converter.class, description = "The control plane's xDS gRPC address.")
+  HostPort server;
 
-  @Option(names = "--type", required = true, paramLabel = "TYPE",
+  @Option(names = "--type", required = true, paramLabel = "TYPE", converter = TypeConverter.class,
       description = "listeners, routes, clusters, endpoints, secrets, runtimes, scoped-routes, "
-          + "virtual-hosts, extension-configs, or a full type URL.")
-  String type;
+          + "virtual-hosts, extension-configs, an abbreviation (CDS) or a full type URL.")
+  ResourceType type;
 
   @Option(names = "--name", paramLabel = "N",
       description = "A resource name (repeatable); none: every resource of the type (wildcard).")
@@ -39,17 +40,24 @@ final class ClientOptions {
   String nodeCluster;
 
   @Option(names = {"-o", "--output"}, defaultValue = "yaml", paramLabel = "FORMAT",
-      description = "yaml or json (default ${DEFAULT-VALUE}).")
-  String output;
+      converter = Choice.Outputs.class, completionCandidates = Choice.Outputs.class,
+      description = "Output format: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+  ResourcePrinter.Format output;
 
-  @Option(names = "--log-level", defaultValue = "warn",
-      description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
-  String logLevel;
+  @Option(names = "--log-level", defaultValue = "warn", paramLabel = "LEVEL",
+      converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
+      description = "Level of Meridian's own log lines on stderr: ${COMPLETION-CANDIDATES} "
+          + "(default ${DEFAULT-VALUE}).")
+  Logging.Level logLevel;
 
-  ResourceType resourceType() {
-    return ResourceType.parse(type).orElseThrow(() -> new IllegalArgumentException(
-        "unknown type '" + type + "'; use one of listeners, routes, clusters, endpoints, secrets, "
-            + "runtimes, scoped-routes, virtual-hosts, extension-configs or a type URL"));
+  /** An unknown type is a usage error, like any other bad value. */
+  static final class TypeConverter implements CommandLine.ITypeConverter<ResourceType> {
+    @Override
+    public ResourceType convert(String value) {
+      return ResourceType.parse(value).orElseThrow(() -> new CommandLine.TypeConversionException(
+          "unknown type '" + value + "'; use one of listeners, routes, clusters, endpoints, "
+              + "secrets, runtimes, scoped-routes, virtual-hosts, extension-configs or a type URL"));
+    }
   }
 
   ResourcePrinter printer() {
@@ -62,6 +70,6 @@ final class ClientOptions {
         .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW)
         .withMode(perType ? XdsClient.Mode.PER_TYPE : XdsClient.Mode.ADS)
         .withDoesNotExistTimeout(doesNotExistTimeout);
-    return XdsClient.create(Bootstrap.forServer(server, node), o);
+    return XdsClient.create(Bootstrap.forServer(server.toString(), node), o);
   }
 }

@@ -23,4 +23,9 @@ final class Durations {
       throw new IllegalArgumentException("not a duration: " + s + " (try 500ms, 10s, 2m)");
     }
   }
+
+  /** As typed on the command line: {@code 10s}, {@code 1500ms}. */
+  static String format(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+  }
 }

@@ -31,9 +31,10 @@ final class GetCommand implements Callable<Integer> {
   ClientOptions opts;
 
   @Option(names = "--timeout", defaultValue = "10s", paramLabel = "DURATION",
+      converter = DurationConverter.class,
       description = "How long to wait for the server, and for a named resource before it counts "
           + "as not existing (default ${DEFAULT-VALUE}).")
-  String timeout;
+  Duration timeout;
 
   private final PrintStream out;
   private final PrintStream err;
@@ -50,36 +51,28 @@ final class GetCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Logging.configure(opts.logLevel);
-    ResourceType type;
-    ResourcePrinter printer;
-    Duration wait;
-    try {
-      type = opts.resourceType();
-      if (!opts.delta && !type.availableInSotw()) {
-        throw new IllegalArgumentException(type.shortName() + " are only served by Delta xDS: add --delta");
-      }
-      printer = opts.printer();
-      wait = Durations.parse(timeout);
-    } catch (IllegalArgumentException e) {
-      err.println("meridian get: " + e.getMessage());
+    ResourceType type = opts.type;
+    if (!opts.delta && !type.availableInSotw()) {
+      err.println("meridian get: " + type.shortName() + " are only served by Delta xDS: add --delta");
       return 2;
     }
+    ResourcePrinter printer = opts.printer();
     Collector c = new Collector(type, opts.names);
-    try (XdsClient client = opts.connect(wait)) {
+    try (XdsClient client = opts.connect(timeout)) {
       if (opts.names.isEmpty()) {
         client.watchAll(type, c);
       } else {
         client.watch(type, opts.names, c); // one request: absence is known from the answer
       }
-      if (!c.done.await(wait.toMillis() + 2000, TimeUnit.MILLISECONDS)) {
+      if (!c.done.await(timeout.toMillis() + 2000, TimeUnit.MILLISECONDS)) {
         err.printf("meridian get: no answer from %s for %s within %s%n", opts.server,
-            type.shortName(), timeout);
+            type.shortName(), Durations.format(timeout));
         return UNREACHABLE;
       }
     }
     if (c.error != null) {
-      err.println("meridian get: cannot get " + type.shortName() + " from " + opts.server + ": "
-          + c.error.message());
+      // The error names the server, e.g. "connection refused to 127.0.0.1:1".
+      err.println("meridian get: cannot get " + type.shortName() + ": " + c.error.message());
       return UNREACHABLE;
     }
     Map<String, Object> doc = new LinkedHashMap<>();

@@ -4,7 +4,6 @@ import java.time.Instant;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
-import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
@@ -12,20 +11,29 @@ import java.util.logging.Logger;
 final class Logging {
   private Logging() {}
 
-  static void configure(String level) {
-    Level meridian = switch (level.toLowerCase(java.util.Locale.ROOT)) {
-      case "debug" -> Level.FINE;
-      case "warn", "warning" -> Level.WARNING;
-      case "error" -> Level.SEVERE;
-      default -> Level.INFO;
-    };
+  /** {@code --log-level}: anything else is a usage error ({@link Choice.LogLevels}). */
+  enum Level {
+    DEBUG(java.util.logging.Level.FINE),
+    INFO(java.util.logging.Level.INFO),
+    WARN(java.util.logging.Level.WARNING),
+    ERROR(java.util.logging.Level.SEVERE);
+
+    final java.util.logging.Level jul;
+
+    Level(java.util.logging.Level jul) {
+      this.jul = jul;
+    }
+  }
+
+  static void configure(Level level) {
+    java.util.logging.Level meridian = level.jul;
     Logger root = Logger.getLogger("");
     for (Handler h : root.getHandlers()) {
       root.removeHandler(h);
     }
     // ConsoleHandler writes to System.err; StreamHandler would close it when replaced.
     Handler h = new ConsoleHandler();
-    h.setLevel(Level.ALL);
+    h.setLevel(java.util.logging.Level.ALL);
     h.setFormatter(new Formatter() {
       @Override
       public String format(LogRecord r) {
@@ -43,16 +51,16 @@ final class Logging {
       }
     });
     root.addHandler(h);
-    root.setLevel(Level.WARNING);
+    root.setLevel(java.util.logging.Level.WARNING);
     Logger.getLogger("dev.meridian").setLevel(meridian);
   }
 
-  private static String name(Level l) {
-    if (l.intValue() >= Level.SEVERE.intValue()) {
+  private static String name(java.util.logging.Level l) {
+    if (l.intValue() >= java.util.logging.Level.SEVERE.intValue()) {
       return "ERROR";
-    } else if (l.intValue() >= Level.WARNING.intValue()) {
+    } else if (l.intValue() >= java.util.logging.Level.WARNING.intValue()) {
       return "WARN";
-    } else if (l.intValue() >= Level.INFO.intValue()) {
+    } else if (l.intValue() >= java.util.logging.Level.INFO.intValue()) {
       return "INFO";
     }
     return "DEBUG";

@@ -1,5 +1,6 @@
 package dev.meridian.cli;
 
+import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -33,6 +34,26 @@ public final class Main {
   }
 
   public static int run(String... args) {
-    return new CommandLine(new Main()).execute(args);
+    return commandLine().execute(args);
+  }
+
+  /** The {@code meridian} command line, with its error handling. */
+  static CommandLine commandLine() {
+    return new CommandLine(new Main()).setParameterExceptionHandler(Main::badArguments);
+  }
+
+  /**
+   * A bad option or value: the one-line error, picocli's suggestions for a misspelt option, and
+   * where to find the usage; the whole usage would bury the error (issue 18).
+   */
+  static int badArguments(CommandLine.ParameterException e, String[] args) {
+    CommandLine cmd = e.getCommandLine();
+    PrintWriter err = cmd.getErr();
+    String name = cmd.getCommandSpec().qualifiedName();
+    err.println(name + ": " + e.getMessage());
+    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    err.println("Try '" + name + " --help' for usage.");
+    err.flush();
+    return cmd.getCommandSpec().exitCodeOnInvalidInput();
   }
 }

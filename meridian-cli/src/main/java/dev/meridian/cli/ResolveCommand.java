@@ -27,8 +27,8 @@ import picocli.CommandLine.Option;
         + "clusters (with weights) and endpoints chosen.")
 final class ResolveCommand implements Callable<Integer> {
   @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
-      description = "The control plane's xDS gRPC address.")
-  String server;
+      converter = HostPort.Converter.class, description = "The control plane's xDS gRPC address.")
+  HostPort server;
 
   @Option(names = "--listener", required = true, paramLabel = "NAME",
       description = "The listener (for gRPC: the target's name).")
@@ -48,22 +48,29 @@ final class ResolveCommand implements Callable<Integer> {
   @Option(names = "--delta", description = "Use incremental (Delta) xDS.")
   boolean delta;
 
-  @Option(names = "--node-id", defaultValue = "meridian-cli", paramLabel = "ID")
+  @Option(names = "--node-id", defaultValue = "meridian-cli", paramLabel = "ID",
+      description = "node.id sent to the server (default ${DEFAULT-VALUE}).")
   String nodeId;
 
-  @Option(names = "--node-cluster", defaultValue = "", paramLabel = "C")
+  @Option(names = "--node-cluster", defaultValue = "", paramLabel = "C",
+      description = "node.cluster sent to the server.")
   String nodeCluster;
 
   @Option(names = "--timeout", defaultValue = "10s", paramLabel = "DURATION",
+      converter = DurationConverter.class,
       description = "How long to wait for the whole chain (default ${DEFAULT-VALUE}).")
-  String timeout;
+  Duration timeout;
 
   @Option(names = {"-o", "--output"}, defaultValue = "yaml", paramLabel = "FORMAT",
-      description = "yaml or json (default ${DEFAULT-VALUE}).")
-  String output;
+      converter = Choice.Outputs.class, completionCandidates = Choice.Outputs.class,
+      description = "Output format: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+  ResourcePrinter.Format output;
 
-  @Option(names = "--log-level", defaultValue = "warn")
-  String logLevel;
+  @Option(names = "--log-level", defaultValue = "warn", paramLabel = "LEVEL",
+      converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
+      description = "Level of Meridian's own log lines on stderr: ${COMPLETION-CANDIDATES} "
+          + "(default ${DEFAULT-VALUE}).")
+  Logging.Level logLevel;
 
   private final PrintStream out;
   private final PrintStream err;
@@ -81,29 +88,23 @@ final class ResolveCommand implements Callable<Integer> {
   public Integer call() {
     Logging.configure(logLevel);
     Map<String, String> hdrs = new LinkedHashMap<>();
-    Duration wait;
-    ResourcePrinter printer;
-    try {
-      for (String h : headers) {
-        int eq = h.indexOf('=');
-        if (eq <= 0) {
-          throw new IllegalArgumentException("--header must be K=V, not " + h);
-        }
-        hdrs.put(h.substring(0, eq).toLowerCase(Locale.ROOT), h.substring(eq + 1));
+    for (String h : headers) {
+      int eq = h.indexOf('=');
+      if (eq <= 0) {
+        err.println("meridian resolve: --header must be K=V, not " + h);
+        return 2;
       }
-      wait = Durations.parse(timeout);
-      printer = ResourcePrinter.forFormat(output);
-    } catch (IllegalArgumentException e) {
-      err.println("meridian resolve: " + e.getMessage());
-      return 2;
+      hdrs.put(h.substring(0, eq).toLowerCase(Locale.ROOT), h.substring(eq + 1));
     }
+    Duration wait = timeout;
+    ResourcePrinter printer = ResourcePrinter.forFormat(output);
     String auth = authority == null ? listener : authority;
     double pick = ThreadLocalRandom.current().nextDouble();
     Node node = Node.newBuilder().setId(nodeId).setCluster(nodeCluster).build();
     XdsClient.Options o = XdsClient.Options.defaults().withDoesNotExistTimeout(wait)
         .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW);
     RoutingTable.Resolution res;
-    try (XdsClient client = XdsClient.create(Bootstrap.forServer(server, node), o);
+    try (XdsClient client = XdsClient.create(Bootstrap.forServer(server.toString(), node), o);
         XdsResolver resolver = new XdsResolver(client, listener).start(null)) {
       long deadline = System.nanoTime() + wait.toNanos() + Duration.ofSeconds(1).toNanos();
       while (true) {

@@ -25,12 +25,11 @@ final class ResourcePrinter {
     this.json = json;
   }
 
-  static ResourcePrinter forFormat(String output) {
-    return switch (output) {
-      case "json" -> new ResourcePrinter(true);
-      case "yaml" -> new ResourcePrinter(false);
-      default -> throw new IllegalArgumentException("-o must be yaml or json, not " + output);
-    };
+  /** {@code -o}: anything else is a usage error ({@link Choice.Outputs}). */
+  enum Format { YAML, JSON }
+
+  static ResourcePrinter forFormat(Format output) {
+    return new ResourcePrinter(output == Format.JSON);
   }
 
   /** A resource as a JSON tree: proto3 JSON of its Any, so {@code @type} comes first. */

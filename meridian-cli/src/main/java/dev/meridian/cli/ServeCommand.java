@@ -17,15 +17,16 @@ final class ServeCommand implements Callable<Integer> {
       description = "A config file, or a directory of .yaml/.yml/.json config files.")
   Path config;
 
-  @Option(names = "--xds-port", defaultValue = "18000", description = "gRPC xDS port (default ${DEFAULT-VALUE}).")
+  @Option(names = "--xds-port", defaultValue = "18000", paramLabel = "PORT",
+      description = "gRPC xDS port; 0: any free port (default ${DEFAULT-VALUE}).")
   int xdsPort;
 
-  @Option(names = "--http-port", defaultValue = "18001",
+  @Option(names = "--http-port", defaultValue = "18001", paramLabel = "PORT",
       description = "HTTP (admin) port: /healthz, /readyz, /config_dump, /clients, /metrics "
           + "(default ${DEFAULT-VALUE}).")
   int httpPort;
 
-  @Option(names = "--bind", defaultValue = "0.0.0.0", description = "Address the xDS port listens on (default ${DEFAULT-VALUE}).")
+  @Option(names = "--bind", defaultValue = "0.0.0.0", paramLabel = "ADDR", description = "Address the xDS port listens on (default ${DEFAULT-VALUE}).")
   String bind;
 
   @Option(names = "--admin-bind", defaultValue = MeridianServer.Options.DEFAULT_ADMIN_BIND,
@@ -73,8 +74,9 @@ final class ServeCommand implements Callable<Integer> {
   Duration heartbeatInterval;
 
   @Option(names = "--reference-check", defaultValue = "warn", paramLabel = "MODE",
-      description = "Dangling references on load (EDS cluster without endpoints, RDS name without route configuration, route to an unknown cluster): off, warn or reject (default ${DEFAULT-VALUE}).")
-  String referenceCheck;
+      converter = Choice.ReferenceChecks.class, completionCandidates = Choice.ReferenceChecks.class,
+      description = "Dangling references on load (EDS cluster without endpoints, RDS name without route configuration, route to an unknown cluster): ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+  ReferenceCheck check;
 
   @Option(names = "--rest-max-wait", defaultValue = "60s", paramLabel = "DURATION",
       converter = DurationConverter.class,
@@ -86,8 +88,9 @@ final class ServeCommand implements Callable<Integer> {
   Path publishDir;
 
   @Option(names = "--publish-format", defaultValue = "yaml", paramLabel = "FORMAT",
-      description = "Format of published files: yaml, json or pb (default ${DEFAULT-VALUE}).")
-  String publishFormat;
+      converter = Choice.PublishFormats.class, completionCandidates = Choice.PublishFormats.class,
+      description = "Format of published files: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+  FilePublisher.Format format;
 
   @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "20s",
       converter = DurationConverter.class,
@@ -96,21 +99,14 @@ final class ServeCommand implements Callable<Integer> {
           + "code; 0s turns it off (default ${DEFAULT-VALUE}).")
   Duration warmup;
 
-  @Option(names = "--log-level", defaultValue = "info", description = "debug, info, warn or error (default ${DEFAULT-VALUE}).")
-  String logLevel;
+  @Option(names = "--log-level", defaultValue = "info", paramLabel = "LEVEL",
+      converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
+      description = "${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+  Logging.Level logLevel;
 
   @Override
   public Integer call() throws Exception {
     Logging.configure(logLevel);
-    ReferenceCheck check;
-    FilePublisher.Format format;
-    try {
-      check = ReferenceCheck.parse(referenceCheck);
-      format = FilePublisher.Format.parse(publishFormat);
-    } catch (IllegalArgumentException e) {
-      System.err.println("meridian: " + e.getMessage());
-      return 2;
-    }
     MeridianServer server = new MeridianServer(
         new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000)
             .withAdminBind(adminBind)

@@ -1,5 +1,6 @@
 package dev.meridian.cli;
 
+import dev.meridian.client.ConnectFailure;
 import io.envoyproxy.envoy.service.status.v3.ClientConfig;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusRequest;
@@ -31,8 +32,9 @@ final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
+      converter = HostPort.Converter.class,
       description = "The control plane's xDS (gRPC) address, e.g. 127.0.0.1:18000.")
-  String server;
+  HostPort server;
 
   @Option(names = "--node-id", paramLabel = "ID", description = "Only this node (exact id).")
   String nodeId;
@@ -45,20 +47,8 @@ final class StatusCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    int colon = server.lastIndexOf(':');
-    if (colon <= 0) {
-      err.println("meridian status: --server must be HOST:PORT, got '" + server + "'");
-      return 2;
-    }
-    String host = server.substring(0, colon).replaceAll("^\\[|\\]$", "");
-    int port;
-    try {
-      port = Integer.parseInt(server.substring(colon + 1));
-    } catch (NumberFormatException e) {
-      err.println("meridian status: bad port in '" + server + "'");
-      return 2;
-    }
-    ManagedChannel channel = ManagedChannelBuilder.forAddress(host, port).usePlaintext().build();
+    ManagedChannel channel = ManagedChannelBuilder.forAddress(server.host(), server.port())
+        .usePlaintext().build();
     try {
       ClientStatusRequest.Builder req = ClientStatusRequest.newBuilder();
       if (nodeId != null) {
@@ -76,8 +66,10 @@ final class StatusCommand implements Callable<Integer> {
       out.flush();
       return 0;
     } catch (StatusRuntimeException e) {
-      err.println("meridian status: " + server + ": " + e.getStatus().getCode()
-          + (e.getStatus().getDescription() == null ? "" : ": " + e.getStatus().getDescription()));
+      String failed = ConnectFailure.describe(e.getStatus(), server.toString());
+      err.println("meridian status: " + (failed != null ? failed : server + ": "
+          + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
+              : ": " + e.getStatus().getDescription())));
       return 3;
     } finally {
       channel.shutdownNow();

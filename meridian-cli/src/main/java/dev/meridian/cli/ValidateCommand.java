@@ -18,13 +18,18 @@ import picocli.CommandLine.Spec;
             + "(ERROR: NACKed) or silently ignore (WARNING), naming the resource and field.",
         "Exit status: 0 valid, 1 grpc-java would reject something, 2 invalid config."})
 final class ValidateCommand implements Callable<Integer> {
+  /** {@code --profile}: the client rules to check against. */
+  enum Profile { GRPC }
+
   @Option(names = "--config", required = true, paramLabel = "PATH",
       description = "A config file, or a directory of .yaml/.yml/.json config files.")
   Path config;
 
   @Option(names = "--profile", paramLabel = "PROFILE",
-      description = "Client profile to check against: grpc (grpc-java 1.85 xDS rules).")
-  String profile;
+      converter = Choice.Profiles.class, completionCandidates = Choice.Profiles.class,
+      description = "Client profile to check against: ${COMPLETION-CANDIDATES} (grpc-java 1.85 "
+          + "xDS rules).")
+  Profile profile;
 
   @Spec CommandSpec spec;
 
@@ -32,10 +37,6 @@ final class ValidateCommand implements Callable<Integer> {
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    if (profile != null && !profile.equals("grpc")) {
-      err.println("meridian: unknown profile '" + profile + "' (known: grpc)");
-      return 2;
-    }
     ConfigLoader.Loaded loaded;
     try {
       loaded = new ConfigLoader().load(config);

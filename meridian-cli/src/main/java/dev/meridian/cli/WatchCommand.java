@@ -45,18 +45,12 @@ final class WatchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Logging.configure(opts.logLevel);
-    ResourceType type;
-    ResourcePrinter printer;
-    try {
-      type = opts.resourceType();
-      if (!opts.delta && !type.availableInSotw()) {
-        throw new IllegalArgumentException(type.shortName() + " are only served by Delta xDS: add --delta");
-      }
-      printer = opts.printer();
-    } catch (IllegalArgumentException e) {
-      err.println("meridian watch: " + e.getMessage());
+    ResourceType type = opts.type;
+    if (!opts.delta && !type.availableInSotw()) {
+      err.println("meridian watch: " + type.shortName() + " are only served by Delta xDS: add --delta");
       return 2;
     }
+    ResourcePrinter printer = opts.printer();
     XdsClient client = opts.connect(Duration.ofSeconds(15));
     CountDownLatch closed = new CountDownLatch(1);
     Thread hook = new Thread(() -> {

