@@ -1,8 +1,10 @@
 package dev.meridian.cli;
 
+import dev.meridian.config.ConfigChecks;
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.GrpcProfile;
+import dev.meridian.config.ReferenceCheck;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -13,10 +15,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 @Command(name = "validate", mixinStandardHelpOptions = true,
-    description = {"Check a config file or directory as `serve` would load it, without serving.",
+    description = {"Load a config file or directory as `serve` would and run the checks `serve` runs "
+        + "on every load, without serving: a config with no resources, dangling references "
+        + "(--reference-check) and, for a config with API listeners, the grpc profile. What `serve` "
+        + "would log as a warning is printed as 'warning: ...'.",
         "With --profile grpc, also report what proxyless grpc-java clients and servers would reject "
             + "(ERROR: NACKed) or silently ignore (WARNING), naming the resource and field.",
-        "Exit status: 0 valid, 1 grpc-java would reject something, 2 invalid config."})
+        "Exit status: 0 valid (warnings included), 1 grpc-java would reject something, 2 invalid "
+            + "config or, with --reference-check reject, a config `serve` would refuse."})
 final class ValidateCommand implements Callable<Integer> {
   /** {@code --profile}: the client rules to check against. */
   enum Profile { GRPC }
@@ -31,6 +37,14 @@ final class ValidateCommand implements Callable<Integer> {
           + "xDS rules).")
   Profile profile;
 
+  @Option(names = "--reference-check", defaultValue = "warn", paramLabel = "MODE",
+      converter = Choice.ReferenceChecks.class, completionCandidates = Choice.ReferenceChecks.class,
+      description = "As `serve --reference-check`: dangling references (EDS cluster without "
+          + "endpoints, RDS name without route configuration, route to an unknown cluster) are "
+          + "ignored, warnings, or make the config rejected (exit 2): ${COMPLETION-CANDIDATES} "
+          + "(default ${DEFAULT-VALUE}).")
+  ReferenceCheck referenceCheck;
+
   @Spec CommandSpec spec;
 
   @Override
@@ -44,8 +58,19 @@ final class ValidateCommand implements Callable<Integer> {
       err.println("meridian: invalid config: " + e.getMessage());
       return 2;
     }
-    out.printf("%s: valid: %d resources in %d group(s)%n", config, loaded.resources(),
-        loaded.groups() + 1);
+    // The very checks serve runs on this config (ConfigChecks), with the same mode.
+    ConfigChecks.Result checks = ConfigChecks.run(loaded.config(), referenceCheck);
+    if (checks.rejected()) {
+      err.println("meridian: config rejected (--reference-check reject), serve would refuse it:");
+      checks.rejections().forEach(f -> err.println("  " + f));
+      return 2;
+    }
+    // With --profile grpc, the profile's own report below lists every grpc finding once.
+    List<ConfigChecks.Finding> warnings = checks.warnings().stream()
+        .filter(f -> profile == null || f.check() != ConfigChecks.Check.GRPC_PROFILE).toList();
+    out.printf("%s: valid: %d resources in %d group(s)%s%n", config, loaded.resources(),
+        loaded.groups() + 1, warnings.isEmpty() ? "" : ", " + warnings.size() + " warning(s)");
+    warnings.forEach(f -> out.println("warning: " + f));
     if (profile == null) {
       return 0;
     }

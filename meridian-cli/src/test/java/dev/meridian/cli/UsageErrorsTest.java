@@ -40,6 +40,7 @@ class UsageErrorsTest {
         Arguments.of("watch " + CLIENT + " --log-level verbose", LEVELS),
         Arguments.of("resolve " + RESOLVE + " --log-level verbose", LEVELS),
         Arguments.of("serve --config c.yaml --reference-check loud", "off, warn, reject"),
+        Arguments.of("validate --config c.yaml --reference-check loud", "off, warn, reject"),
         Arguments.of("serve --config c.yaml --publish-format xml", "yaml, json, pb"),
         Arguments.of("bootstrap envoy --mode files --publish-format xml", "yaml, json, pb"),
         Arguments.of("get " + CLIENT + " -o table", "yaml, json"),

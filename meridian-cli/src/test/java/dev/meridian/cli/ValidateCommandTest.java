@@ -2,12 +2,22 @@ package dev.meridian.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.meridian.server.MeridianServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
 class ValidateCommandTest {
@@ -16,7 +26,7 @@ class ValidateCommandTest {
   final StringWriter err = new StringWriter();
 
   int run(String... args) {
-    CommandLine cl = new CommandLine(new Main());
+    CommandLine cl = Main.commandLine();
     cl.setOut(new PrintWriter(out, true));
     cl.setErr(new PrintWriter(err, true));
     return cl.execute(args);
@@ -31,6 +41,20 @@ class ValidateCommandTest {
   static final String MAGLEV = "resources:\n- {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster,"
       + " name: greeter, type: EDS, lb_policy: MAGLEV,"
       + " eds_cluster_config: {eds_config: {ads: {}, resource_api_version: V3}}}\n";
+
+  /** The issue's case: a route to a cluster that does not exist. */
+  static final String ROUTE_TO_NOWHERE = """
+      resources:
+        - "@type": type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+          name: routes
+          virtual_hosts:
+            - name: vh
+              domains: ["*"]
+              routes: [ { match: { prefix: "/" }, route: { cluster: nowhere } } ]
+      """;
+
+  static final String NOWHERE = "dangling reference: group 'default': route configuration 'routes' "
+      + "virtual host 'vh' routes to cluster 'nowhere', which does not exist";
 
   @Test
   void grpcProfileExitsOneAndNamesResourceAndFieldWhenGrpcWouldNack() throws Exception {
@@ -56,5 +80,95 @@ class ValidateCommandTest {
     Path example = Path.of("..", "examples", "proxyless-grpc", "meridian.yaml");
     assertThat(run("validate", "--config", example.toString(), "--profile", "grpc")).isEqualTo(0);
     assertThat(out.toString()).contains("grpc profile: 0 error(s), 0 warning(s)");
+  }
+
+  /** Issue 18 §4: serve warns about a route to a missing cluster, so validate does too (exit 0). */
+  @Test
+  void aRouteToAMissingClusterIsAWarningAsServeLogsIt() throws Exception {
+    assertThat(run("validate", "--config", write(ROUTE_TO_NOWHERE).toString())).isZero();
+    assertThat(out.toString()).contains("valid: 1 resources in 1 group(s), 1 warning(s)")
+        .contains("warning: " + NOWHERE);
+  }
+
+  /** Issue 18 §4: `serve --reference-check reject` refuses that config; validate exits 2. */
+  @Test
+  void referenceCheckRejectExitsTwoAsServeWouldRefuseTheConfig() throws Exception {
+    assertThat(run("validate", "--config", write(ROUTE_TO_NOWHERE).toString(),
+        "--reference-check", "reject")).isEqualTo(2);
+    assertThat(err.toString()).contains("config rejected (--reference-check reject)")
+        .contains(NOWHERE);
+    assertThat(out.toString()).doesNotContain("valid");
+  }
+
+  @Test
+  void referenceCheckOffSkipsDanglingReferencesAsServeDoes() throws Exception {
+    assertThat(run("validate", "--config", write(ROUTE_TO_NOWHERE).toString(),
+        "--reference-check", "off")).isZero();
+    assertThat(out.toString()).endsWith("valid: 1 resources in 1 group(s)\n");
+  }
+
+  /** Issue 18 §4: an empty file or directory is not silently "valid with 0 resources". */
+  @ParameterizedTest
+  @ValueSource(strings = {"empty file", "empty resources", "empty directory"})
+  void aConfigWithNoResourcesIsValidWithAWarning(String what) throws Exception {
+    Path config = switch (what) {
+      case "empty file" -> write("");
+      case "empty resources" -> write("resources: []\n");
+      default -> Files.createDirectory(dir.resolve("conf.d"));
+    };
+    assertThat(run("validate", "--config", config.toString())).isZero();
+    assertThat(out.toString()).contains("valid: 0 resources in 1 group(s), 1 warning(s)")
+        .contains("warning: empty config: no resources at all");
+  }
+
+  /**
+   * Issue 18 §4, "validate runs exactly the checks serve runs": for one config, validate's
+   * warnings are serve's logged warnings, line for line.
+   */
+  @Test
+  void validatePrintsExactlyTheWarningsServeLogs() throws Exception {
+    // A dangling route and, behind an API listener, a cluster grpc-java would NACK.
+    Path config = write(ROUTE_TO_NOWHERE + """
+          - "@type": type.googleapis.com/envoy.config.listener.v3.Listener
+            name: greeter
+            api_listener:
+              api_listener:
+                "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                rds: { route_config_name: routes, config_source: { ads: {}, resource_api_version: V3 } }
+                http_filters:
+                  - name: router
+                    typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+          - { "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c, type: STATIC, lb_policy: MAGLEV }
+        """);
+    List<String> logged = new ArrayList<>();
+    Handler h = new Handler() {
+      @Override public void publish(LogRecord r) {
+        if (r.getLevel() == Level.WARNING) {
+          synchronized (logged) {
+            logged.add(new SimpleFormatter().formatMessage(r));
+          }
+        }
+      }
+
+      @Override public void flush() {}
+
+      @Override public void close() {}
+    };
+    Logger logger = Logger.getLogger("dev.meridian.server");
+    logger.addHandler(h);
+    try (MeridianServer server = new MeridianServer(new MeridianServer.Options(config,
+        "127.0.0.1", 0, 0, 1000)).start()) {
+      assertThat(server.xdsPort()).isPositive();
+    } finally {
+      logger.removeHandler(h);
+    }
+    assertThat(run("validate", "--config", config.toString())).isZero();
+    List<String> printed = out.toString().lines().filter(l -> l.startsWith("warning: "))
+        .map(l -> l.substring("warning: ".length())).toList();
+    assertThat(printed).contains(NOWHERE)
+        .anySatisfy(l -> assertThat(l).startsWith("grpc profile: ERROR Cluster c: lb_policy"));
+    synchronized (logged) {
+      assertThat(printed).containsExactlyInAnyOrderElementsOf(logged);
+    }
   }
 }
