@@ -96,17 +96,16 @@ final class ResolveCommand implements Callable<Integer> {
       }
       hdrs.put(h.substring(0, eq).toLowerCase(Locale.ROOT), h.substring(eq + 1));
     }
-    Duration wait = timeout;
     ResourcePrinter printer = ResourcePrinter.forFormat(output);
     String auth = authority == null ? listener : authority;
     double pick = ThreadLocalRandom.current().nextDouble();
     Node node = Node.newBuilder().setId(nodeId).setCluster(nodeCluster).build();
-    XdsClient.Options o = XdsClient.Options.defaults().withDoesNotExistTimeout(wait)
+    XdsClient.Options o = XdsClient.Options.defaults().withDoesNotExistTimeout(timeout)
         .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW);
     RoutingTable.Resolution res;
     try (XdsClient client = XdsClient.create(Bootstrap.forServer(server.toString(), node), o);
         XdsResolver resolver = new XdsResolver(client, listener).start(null)) {
-      long deadline = System.nanoTime() + wait.toNanos() + Duration.ofSeconds(1).toNanos();
+      long deadline = System.nanoTime() + timeout.toNanos() + Duration.ofSeconds(1).toNanos();
       while (true) {
         res = resolver.current().resolve(auth, path, hdrs, () -> pick);
         boolean settled = res.ok() || (res.problem() != null && !res.problem().contains("not yet received"));
