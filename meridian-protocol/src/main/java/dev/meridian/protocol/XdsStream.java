@@ -184,7 +184,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
    * it has its endpoints, so a route sent meanwhile would reach a cluster that has none. Hence a
    * cluster holds routes unless the client already runs it warm: it ACKed the cluster before and
    * asks for the endpoints it names (an endpoint set asked for goes out before any route: the
-   * chain). A new cluster, a changed EDS service name, or endpoints not asked for yet hold them.
+   * chain). A new cluster, or one whose endpoints (after a change of EDS service name, say) the
+   * client does not ask for yet, holds them.
    * An update of a warm cluster protects nothing (spec "Eventual consistency considerations"):
    * Envoy keeps serving the old one while it re-warms (it asks again: resendOnAsk), and gRPC
    * clients just apply it and never ask again, so waiting for them held routes 5 s (issue 18).
