@@ -127,6 +127,44 @@ class ProxylessGrpcClientTest {
   }
 
   @Test
+  void oneWriteThatUpdatesAClusterAndMovesTheWeightsMovesTrafficWithinOneSecond() throws Exception {
+    // Issue 18 §1: the route used to wait for an EDS request grpc-java never sends after a
+    // cluster update (its EDS subscription did not change), so traffic moved only after 5 s.
+    try (Meridian meridian = Meridian.start(dir,
+            greeterTo(Config.weighted("greeter-v1", 100, "greeter-v2", 0)));
+        XdsTestClient client = new XdsTestClient(meridian.xdsPort(), "e2e-node", "greeter")) {
+      assertThat(client.helloWhenReady()).isEqualTo("v1");
+      // The route names both clusters, so the client runs both, warm, before the edit.
+      for (String[] r : new String[][] {{Csds.CDS, "greeter-v1"}, {Csds.CDS, "greeter-v2"},
+          {Csds.EDS, "greeter-v1"}, {Csds.EDS, "greeter-v2"}}) {
+        Await.value(WAIT, r[1] + " ACKED", () -> csds.withStatus(client, r[0], r[1],
+            ClientResourceStatus.ACKED));
+      }
+      String v2Before = csds.resource(client, Csds.CDS, "greeter-v2").getVersionInfo();
+
+      // One write: greeter-v2's connect_timeout changes and the weights move to it.
+      String slowerConnect = Config.cluster("greeter-v2", "ROUND_ROBIN")
+          .replace("\"connect_timeout\": \"1s\"", "\"connect_timeout\": \"2s\"");
+      long written = System.nanoTime();
+      meridian.write(Config.service("greeter", Config.weighted("greeter-v1", 0, "greeter-v2", 100))
+          .cluster("greeter-v1", v1.port()).add(slowerConnect)
+          .add(Config.endpoints("greeter-v2", v2.port())));
+      Await.until(WAIT, "a first RPC on greeter-v2", () -> client.helloOrError().equals("v2"));
+      long moved = System.nanoTime() - written;
+      Measurements.record("cluster updated + weights 100/0 -> 0/100 in one write: file write ->"
+          + " first RPC on v2", moved);
+      assertThat(Duration.ofNanos(moved)).isLessThan(Duration.ofSeconds(1));
+      // Both halves of the edit arrived: the updated cluster too, and every RPC now goes to v2.
+      assertThat(csds.resource(client, Csds.CDS, "greeter-v2").getVersionInfo())
+          .isNotEqualTo(v2Before);
+      for (int i = 0; i < 20; i++) {
+        assertThat(client.hello()).isEqualTo("v2");
+      }
+      assertThat(meridian.nacks()).isEmpty();
+    }
+  }
+
+  @Test
   void nackedClusterIsRecordedNotResentRpcsKeepFlowingAndTheFixIsAcked() throws Exception {
     Config good = greeterTo(Config.toCluster("greeter-v1"));
     try (Meridian meridian = Meridian.start(dir, good);

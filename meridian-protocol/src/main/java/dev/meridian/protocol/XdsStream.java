@@ -31,8 +31,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   /** The snapshot this stream last served from. */
   private Snapshot applied = Snapshot.empty();
   /**
-   * ADS sequencing: endpoints of clusters just sent that the client will ask for; listeners and
-   * routes wait for them (spec "Eventual consistency considerations").
+   * ADS sequencing: endpoints of clusters just sent that the client does not hold warm yet (see
+   * {@link #awaitedFor}); listeners and routes wait for them.
    */
   private final NameSet awaitedEndpoints = new NameSet();
   private java.time.Instant awaitedSince;
@@ -178,7 +178,33 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     return !awaitedEndpoints.isEmpty();
   }
 
-  /** A cluster went out: its endpoints are resent when asked, and awaited before routes. */
+  /**
+   * Make-before-break, the rule: the endpoint set that listeners and routes must wait for now
+   * that {@code cluster} went out, or null. Spec "Resource warming": a client warms a cluster until
+   * it has its endpoints, so a route sent meanwhile would reach a cluster that has none. Hence a
+   * cluster holds routes unless the client already runs it warm: it ACKed the cluster before and
+   * asks for the endpoints it names (an endpoint set asked for goes out before any route: the
+   * chain). A new cluster, or one whose endpoints (after a change of EDS service name, say) the
+   * client does not ask for yet, holds them.
+   * An update of a warm cluster protects nothing (spec "Eventual consistency considerations"):
+   * Envoy keeps serving the old one while it re-warms (it asks again: resendOnAsk), and gRPC
+   * clients just apply it and never ask again, so waiting for them held routes 5 s (issue 18).
+   *
+   * @param clustersAcked the clusters the client ACKed, before this one went out (what it runs)
+   * @param endpointsAsked the client's endpoint subscription
+   * @param endpoints the endpoints in force: a set the config lacks is not waited for
+   */
+  static String awaitedFor(XdsResource cluster, VersionMap clustersAcked,
+      Subscription endpointsAsked, TypeSnapshot endpoints) {
+    String cla = edsServiceName(cluster);
+    if (cla == null || endpoints.get(cla) == null) {
+      return null;
+    }
+    boolean warm = clustersAcked.containsKey(cluster.name()) && endpointsAsked.covers(cla);
+    return warm ? null : cla;
+  }
+
+  /** A cluster went out: its endpoints are resent when asked, and awaited before routes if cold. */
   private void clusterSent(XdsResource r) {
     S eds = states.get(ResourceType.ENDPOINT);
     if (eds == null) {
@@ -188,21 +214,21 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     if (cla == null) {
       return;
     }
-    {
-      eds.resendOnAsk.add(cla);
-      if (applied.get(ResourceType.ENDPOINT).get(cla) != null) {
-        if (awaitedEndpoints.isEmpty()) {
-          awaitedSince = clock.instant();
-        }
-        awaitedEndpoints.add(cla);
+    eds.resendOnAsk.add(cla);
+    String awaited = awaitedFor(r, states.get(ResourceType.CLUSTER).acked, eds.subscription,
+        applied.get(ResourceType.ENDPOINT));
+    if (awaited != null) {
+      if (awaitedEndpoints.isEmpty()) {
+        awaitedSince = clock.instant();
       }
+      awaitedEndpoints.add(awaited);
     }
   }
 
   /**
    * Many clusters went out in a list other streams share (after a reload, every stream in sync
-   * sends the same changed clusters): the same as {@link #clusterSent} for each, with the
-   * endpoint names worked out once and shared until this stream changes them.
+   * sends the same changed clusters): the same as {@link #clusterSent} for each, worked out once
+   * for the streams in the same state and shared until this stream changes them.
    */
   private void clustersSent(List<XdsResource> clusters) {
     S eds = states.get(ResourceType.ENDPOINT);
@@ -211,38 +237,72 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     Warming w = Warming.of(clusters, applied.get(ResourceType.ENDPOINT));
     eds.resendOnAsk.addShared(w.endpointNames);
-    if (!w.present.isEmpty()) {
+    Set<String> awaited = w.awaited(states.get(ResourceType.CLUSTER).acked, eds.subscription);
+    if (!awaited.isEmpty()) {
       if (awaitedEndpoints.isEmpty()) {
         awaitedSince = clock.instant();
       }
-      awaitedEndpoints.addShared(w.present);
+      awaitedEndpoints.addShared(awaited);
     }
   }
 
-  /** The endpoint names of a shared list of clusters, and those the endpoints snapshot has. */
-  private record Warming(TypeSnapshot endpoints, Set<String> endpointNames, Set<String> present) {
+  /**
+   * {@link #awaitedFor} over a shared list of clusters: their endpoint names, and those to wait
+   * for. Streams in sync after a reload share the list, the map of the clusters they ACKed and
+   * their (interned) endpoint subscription, so each answer is worked out once.
+   */
+  private static final class Warming {
     private static final IdentityMemo<List<XdsResource>, Warming> RECENT = new IdentityMemo<>(2);
 
-    static Warming of(List<XdsResource> clusters, TypeSnapshot endpoints) {
-      Warming w = RECENT.get(clusters);
-      if (w != null && w.endpoints == endpoints) {
-        return w;
-      }
+    private record Answer(Map<String, String> acked, boolean wildcard, Set<String> awaited) {}
+
+    private final List<XdsResource> clusters;
+    private final TypeSnapshot endpoints;
+    final Set<String> endpointNames;
+    /** By endpoint subscription (its names set); a few, for streams that ask for different ones. */
+    private final IdentityMemo<Set<String>, Answer> answers = new IdentityMemo<>(4);
+
+    private Warming(List<XdsResource> clusters, TypeSnapshot endpoints) {
+      this.clusters = clusters;
+      this.endpoints = endpoints;
       Set<String> names = new java.util.HashSet<>();
-      Set<String> present = new java.util.HashSet<>();
       for (XdsResource r : clusters) {
         String cla = edsServiceName(r);
         if (cla != null) {
           names.add(cla);
-          if (endpoints.get(cla) != null) {
-            present.add(cla);
-          }
         }
       }
-      w = new Warming(endpoints, java.util.Collections.unmodifiableSet(names),
-          java.util.Collections.unmodifiableSet(present));
-      RECENT.put(clusters, w);
+      this.endpointNames = java.util.Collections.unmodifiableSet(names);
+    }
+
+    static Warming of(List<XdsResource> clusters, TypeSnapshot endpoints) {
+      Warming w = RECENT.get(clusters);
+      if (w == null || w.endpoints != endpoints) {
+        w = new Warming(clusters, endpoints);
+        RECENT.put(clusters, w);
+      }
       return w;
+    }
+
+    Set<String> awaited(VersionMap acked, Subscription asked) {
+      Map<String, String> shared = acked.sharedBase(); // null: this stream's own state
+      Answer a = shared == null ? null : answers.get(asked.names());
+      if (a != null && a.acked == shared && a.wildcard == asked.isWildcard()) {
+        return a.awaited;
+      }
+      Set<String> awaited = new java.util.HashSet<>();
+      for (XdsResource r : clusters) {
+        String cla = awaitedFor(r, acked, asked, endpoints);
+        if (cla != null) {
+          awaited.add(cla);
+        }
+      }
+      Set<String> result = awaited.isEmpty() ? Set.of()
+          : java.util.Collections.unmodifiableSet(awaited);
+      if (shared != null) {
+        answers.put(asked.names(), new Answer(shared, asked.isWildcard(), result));
+      }
+      return result;
     }
   }
 

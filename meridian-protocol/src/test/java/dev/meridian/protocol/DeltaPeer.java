@@ -26,7 +26,11 @@ final class DeltaPeer {
   String nodeId = "node-1";
 
   DeltaPeer(boolean ads, ResourceType perType, ServedConfig config) {
-    Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+    this(ads, perType, config, Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC));
+  }
+
+  /** On a clock the test may move (a fixed one proves that nothing waited for time). */
+  DeltaPeer(boolean ads, ResourceType perType, ServedConfig config, Clock clock) {
     this.ads = ads;
     this.stream = ads ? DeltaStream.ads(clock) : DeltaStream.perType(perType, clock);
     this.config = config;

@@ -27,8 +27,12 @@ final class SotwPeer {
   String nodeId = "node-1";
 
   SotwPeer(boolean ads, ResourceType perType, ServedConfig config) {
+    this(ads, perType, config, Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC));
+  }
+
+  /** On a clock the test may move (a fixed one proves that nothing waited for time). */
+  SotwPeer(boolean ads, ResourceType perType, ServedConfig config, Clock clock) {
     this.ads = ads;
-    Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
     this.stream = ads ? SotwStream.ads(clock) : SotwStream.perType(perType, clock);
     this.config = config;
   }
