@@ -12,6 +12,7 @@ import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -25,8 +26,9 @@ import java.util.function.LongSupplier;
  * is empty or half-written for a while, and a half-written YAML file is often valid. So after
  * reading, the watcher waits {@link #QUIET_NANOS} and reads again; it applies the bytes only if the
  * files' stamps and digest did not move in between, else it waits again for the new bytes. A
- * reload that would leave a type, or the whole config, with no resources is applied only once the
- * files have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes.
+ * reload that would leave a type, the whole config or a file with nothing ({@link Emptying}) is
+ * applied only once the files have been stable for {@link #EMPTYING_NANOS}, with a warning naming
+ * what it removes.
  * Identical content is never reloaded. A failed load is reported once and the last good config
  * stays in force (the caller simply keeps serving it).
  */
@@ -55,6 +57,7 @@ public final class ConfigWatcher implements AutoCloseable {
   /** The stamp of the files when the last change was settled (applied, identical or reported). */
   private String lastStamp = "";
   private ConfigLoader.Loaded applied;
+  private Set<Path> appliedFilled = Set.of();
   private byte[] appliedDigest = new byte[0];
   /** The digest of the failed content last reported: reported once, not on every stamp change. */
   private byte[] reportedDigest = new byte[0];
@@ -95,6 +98,7 @@ public final class ConfigWatcher implements AutoCloseable {
     lastStamp = stamp();
     ConfigLoader.Contents contents = ConfigLoader.read(path);
     applied = loader.load(contents);
+    appliedFilled = Emptying.filled(contents);
     appliedDigest = contents.digest();
     return applied;
   }
@@ -169,7 +173,8 @@ public final class ConfigWatcher implements AutoCloseable {
         onError.accept(e);
         return IDLE;
       }
-      p.removes = Emptying.between(applied.config(), p.loaded.config());
+      p.removes = Emptying.between(applied.config(), appliedFilled, p.loaded.config(),
+          p.contents);
     }
     if (!p.removes.isEmpty() && stable < EMPTYING_NANOS) {
       // Keep re-reading meanwhile: a write that resumes replaces these bytes.
@@ -183,6 +188,7 @@ public final class ConfigWatcher implements AutoCloseable {
     }
     settle(p);
     applied = p.loaded;
+    appliedFilled = Emptying.filled(p.contents);
     appliedDigest = p.digest;
     reportedDigest = new byte[0]; // the same bad content again later is news again
     onLoad.accept(p.loaded);

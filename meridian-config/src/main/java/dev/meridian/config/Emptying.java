@@ -2,14 +2,19 @@ package dev.meridian.config;
 
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * What a reload would empty (issue 18 §2): every type that has resources now and none after, and
- * the same within each group that stays. A half-written file most often reads as exactly that, so
- * the watcher applies such a reload only once the files have been stable for a while.
+ * What a reload would empty (issue 18 §2): every type that has resources now and none after, the
+ * same within each group that stays, and every config file that had content and has none left.
+ * A file caught between its truncation and its writing reads as exactly that, so the watcher
+ * applies such a reload only once the files have been stable for a while.
  */
 final class Emptying {
   /** Names shown per finding, and findings per warning: a warning stays one readable line. */
@@ -18,8 +23,12 @@ final class Emptying {
 
   private Emptying() {}
 
-  /** One line per emptied type, bounded; empty if {@code after} empties nothing. */
-  static List<String> between(ServedConfig before, ServedConfig after) {
+  /**
+   * One line per emptied type or file, bounded; empty if {@code after} empties nothing.
+   * {@code filledBefore}: the config files that had content (see {@link #filled}).
+   */
+  static List<String> between(ServedConfig before, Set<Path> filledBefore, ServedConfig after,
+      ConfigLoader.Contents afterFiles) {
     List<String> found = new ArrayList<>();
     int total = 0;
     for (String g : before.groupNames()) {
@@ -52,12 +61,32 @@ final class Emptying {
         }
       }
     }
+    // A file truncated and not yet written (render > file) empties it, whatever the others hold.
+    Set<Path> filledAfter = filled(afterFiles);
+    for (Path f : new TreeSet<>(filledBefore)) {
+      if (!filledAfter.contains(f)) {
+        found.add("file " + f.getFileName() + ": "
+            + (afterFiles.files().contains(f) ? "emptied" : "removed"));
+      }
+    }
     if (found.size() > MAX_FINDINGS) {
       int more = found.size() - MAX_FINDINGS;
       found = new ArrayList<>(found.subList(0, MAX_FINDINGS));
       found.add("and " + more + " more");
     }
     return found;
+  }
+
+  /** The files with more than white space in them. */
+  static Set<Path> filled(ConfigLoader.Contents contents) {
+    Set<Path> filled = new HashSet<>();
+    for (Path f : contents.files()) {
+      byte[] b = contents.bytes().get(f);
+      if (b == null || !new String(b, StandardCharsets.UTF_8).isBlank()) {
+        filled.add(f); // unreadable counts as content: its load fails and is reported
+      }
+    }
+    return filled;
   }
 
   private static int sizeOf(ServedConfig c) {

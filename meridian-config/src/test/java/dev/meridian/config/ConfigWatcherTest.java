@@ -104,11 +104,27 @@ class ConfigWatcherTest {
     /** Truncate and write at once ({@code Files.writeString}, {@code echo ... > file}). */
     FAST,
     /** Truncate, then 10 writes 20 ms apart (a tool that renders and writes as it goes). */
-    SLOW;
+    SLOW,
+    /**
+     * {@code render > file}: the shell truncates, the program writes it all 300 ms later. The
+     * empty file outlasts the quiet period; the emptying guard is what keeps it from clients.
+     */
+    REDIRECTED;
 
     void write(Path file, String text) throws IOException {
       if (this == FAST) {
         Files.writeString(file, text);
+        return;
+      }
+      if (this == REDIRECTED) {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
+          pace(TimeUnit.MILLISECONDS.toNanos(300));
+          ByteBuffer all = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+          while (all.hasRemaining()) {
+            ch.write(all);
+          }
+        }
         return;
       }
       try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE,
@@ -142,7 +158,7 @@ class ConfigWatcherTest {
       return cuts;
     }
 
-    /** The writer's own pace between pieces (the behaviour under test, not a wait). */
+    /** The writer's own pace (the behaviour under test, not a wait for a condition). */
     static void pace(long nanos) {
       long until = System.nanoTime() + nanos;
       for (long left = nanos; left > 0; left = until - System.nanoTime()) {
@@ -211,10 +227,12 @@ class ConfigWatcherTest {
 
   static Stream<Arguments> rewrites() {
     return Stream.of(
-        Arguments.of(Writer.FAST, Layout.FILE, 40),
+        Arguments.of(Writer.FAST, Layout.FILE, 30),
         Arguments.of(Writer.SLOW, Layout.FILE, 30),
+        Arguments.of(Writer.REDIRECTED, Layout.FILE, 10),
         Arguments.of(Writer.FAST, Layout.DIRECTORY, 20),
-        Arguments.of(Writer.SLOW, Layout.DIRECTORY, 20));
+        Arguments.of(Writer.SLOW, Layout.DIRECTORY, 20),
+        Arguments.of(Writer.REDIRECTED, Layout.DIRECTORY, 6));
   }
 
   /**
@@ -344,6 +362,27 @@ class ConfigWatcherTest {
         .startsWith("config_emptying removes=\"the whole config: all " + before
             + " resources; CDS: all " + before + " (")
         .contains(", " + (before - 5) + " more)"));
+  }
+
+  /**
+   * Issue 18 §2, directory mode: one file truncated and not yet written leaves every type with
+   * resources (from the other files), yet it is the same outage for its own; it waits 1 s too.
+   */
+  @Test
+  void emptyingOneFileOfADirectoryIsAppliedOnlyAfterOneSecondOfStabilityWithAWarning()
+      throws Exception {
+    Path watched = Layout.DIRECTORY.create(dir, version("only-a"));
+    ConfigWatcher w = watchByHand(watched);
+    Files.writeString(Layout.DIRECTORY.edited(watched), "");
+    assertThat(w.check(0)).isEqualTo(Q);
+    assertThat(w.check(Q)).isEqualTo(2 * Q);
+    assertThat(w.check(SECOND - 1)).isEqualTo(SECOND);
+    assertThat(applied).isEmpty();
+    assertThat(w.check(SECOND)).isEqualTo(ConfigWatcher.IDLE);
+    assertThat(applied).singleElement().satisfies(c ->
+        assertThat(clusters(c)).containsExactly("base-1", "base-2"));
+    assertThat(warnings).singleElement().satisfies(m -> assertThat(m)
+        .isEqualTo("config_emptying removes=\"file edited.yaml: emptied\" stable_ms=1000"));
   }
 
   /** Issue 18 §2: a truncated file written within the second is never served empty. */
