@@ -7,11 +7,14 @@ import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -24,28 +27,33 @@ import java.util.function.LongSupplier;
  *
  * <p>Only stable bytes are applied (issue 18 §2): a file rewritten in place (truncate, then write)
  * is empty or half-written for a while, and a half-written YAML file is often valid. So after
- * reading, the watcher waits {@link #QUIET_NANOS} and reads again; it applies the bytes only if the
- * files' stamps and digest did not move in between, else it waits again for the new bytes. A
- * reload that would leave a type, the whole config or a file with nothing ({@link Emptying}) is
- * applied only once the files have been stable for {@link #EMPTYING_NANOS}, with a warning naming
- * what it removes.
- * Identical content is never reloaded. A failed load is reported once and the last good config
- * stays in force (the caller simply keeps serving it).
+ * reading, the watcher waits a quiet period and reads again; it applies the bytes only if the
+ * files' stamps and digest did not move in between, else it waits again for the new bytes. The
+ * quiet period is {@link #QUIET_IN_PLACE_NANOS} when a config file was written under its name, and
+ * {@link #QUIET_RENAMED_NANOS} when every changed file is a new one put there whole (an atomic
+ * rename, a symlink swap): a reload by rename stays as fast as before. A reload that would leave a
+ * type, the whole config or a file with nothing ({@link Emptying}) is applied only once the files
+ * have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes. Identical
+ * content is never reloaded. A failed load is reported once and the last good config stays in
+ * force (the caller simply keeps serving it).
  */
 public final class ConfigWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());
   /**
-   * How long read bytes must stay the same before they are applied: far above the gaps of a writer
-   * that writes in pieces (20 ms apart, delayed by a loaded machine), yet an atomic rename still
-   * reloads well within a second.
+   * How long bytes written in place must stay the same before they are applied: far above the
+   * gaps of a writer that writes in pieces (20 ms apart, delayed by a loaded machine), and short
+   * enough that such an edit still reloads well within a second.
    */
-  static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
-  /** How long the files must be stable before a reload that empties a type is applied. */
+  static final long QUIET_IN_PLACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  /** The same for files that were renamed into place: only a burst of renames to let settle. */
+  static final long QUIET_RENAMED_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
+  /** How long the files must be stable before a reload that empties something is applied. */
   static final long EMPTYING_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** {@link #check}: no check is due; wait for a file event or the poll interval. */
   static final long IDLE = Long.MAX_VALUE;
 
   private final Path path;
+  private final boolean directory;
   private final ConfigLoader loader;
   private final Consumer<ConfigLoader.Loaded> onLoad;
   private final Consumer<ConfigException> onError;
@@ -54,8 +62,8 @@ public final class ConfigWatcher implements AutoCloseable {
   private final WatchService watchService;
   private final Thread thread;
   private volatile boolean closed;
-  /** The stamp of the files when the last change was settled (applied, identical or reported). */
-  private String lastStamp = "";
+  /** The files' stamps when the last change was settled (applied, identical or reported). */
+  private Stamp lastStamp = Stamp.NONE;
   private ConfigLoader.Loaded applied;
   private Set<Path> appliedFilled = Set.of();
   private byte[] appliedDigest = new byte[0];
@@ -63,6 +71,8 @@ public final class ConfigWatcher implements AutoCloseable {
   private byte[] reportedDigest = new byte[0];
   /** Bytes read but not yet stable long enough to apply; null when nothing changed. */
   private Pending pending;
+  /** A config file was written under its name since the last settled change. */
+  private boolean writtenInPlace;
 
   public ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
       Consumer<ConfigException> onError, long pollMillis) throws IOException {
@@ -73,13 +83,14 @@ public final class ConfigWatcher implements AutoCloseable {
   ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
       Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker) throws IOException {
     this.path = path.toAbsolutePath();
+    this.directory = Files.isDirectory(this.path);
     this.loader = loader;
     this.onLoad = onLoad;
     this.onError = onError;
     this.pollMillis = pollMillis;
     this.ticker = ticker;
     this.watchService = FileSystems.getDefault().newWatchService();
-    Path dir = Files.isDirectory(this.path) ? this.path : this.path.getParent();
+    Path dir = directory ? this.path : this.path.getParent();
     dir.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
         StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
     this.thread = new Thread(this::run, "meridian-config-watcher");
@@ -111,7 +122,12 @@ public final class ConfigWatcher implements AutoCloseable {
             : Math.max(0, TimeUnit.NANOSECONDS.toMillis(due - ticker.getAsLong()) + 1);
         WatchKey key = watchService.poll(wait, TimeUnit.MILLISECONDS);
         if (key != null) {
-          key.pollEvents();
+          for (WatchEvent<?> e : key.pollEvents()) {
+            if (e.kind() == StandardWatchEventKinds.OVERFLOW
+                || e.kind() == StandardWatchEventKinds.ENTRY_MODIFY && isConfigFile(e.context())) {
+              sawWriteInPlace();
+            }
+          }
           key.reset();
         }
         // An event while bytes settle wakes us early: the check when due sees what moved.
@@ -129,25 +145,39 @@ public final class ConfigWatcher implements AutoCloseable {
     }
   }
 
+  private boolean isConfigFile(Object name) {
+    return name instanceof Path p
+        && (directory ? ConfigLoader.isConfigName(p) : p.equals(path.getFileName()));
+  }
+
+  /** A file event says a config file was written under its name (not renamed into place). */
+  void sawWriteInPlace() {
+    writtenInPlace = true;
+  }
+
   /**
    * Checks the files at time {@code now} (the ticker's nanos) and applies or reports what has been
    * stable long enough. Returns when the next check is due, or {@link #IDLE}. Called by the
    * watcher thread only.
    */
   long check(long now) {
-    String stamp = stamp();
+    Stamp stamp = stamp();
     if (pending == null && stamp.equals(lastStamp)) {
       return IDLE;
     }
     Pending seen = Pending.read(path, stamp, now);
     if (pending == null || !pending.sameBytes(seen)) {
+      // Written in place: seen by its events, or (without them) by a file that kept its identity.
+      seen.inPlace = writtenInPlace || pending != null && pending.inPlace
+          || stamp.changedInPlace(pending != null ? pending.stamp : lastStamp);
       pending = seen; // new bytes: their quiet period starts now
-      return now + QUIET_NANOS;
+      return now + seen.quiet();
     }
     Pending p = pending;
+    p.inPlace |= writtenInPlace; // a write seen only now still needs the longer wait
     long stable = now - p.since;
-    if (stable < QUIET_NANOS) {
-      return p.since + QUIET_NANOS;
+    if (stable < p.quiet()) {
+      return p.since + p.quiet();
     }
     if (Arrays.equals(p.digest, appliedDigest)) {
       settle(p);
@@ -179,7 +209,8 @@ public final class ConfigWatcher implements AutoCloseable {
     if (!p.removes.isEmpty() && stable < EMPTYING_NANOS) {
       // Keep re-reading meanwhile: a write that resumes replaces these bytes.
       long guardEnds = p.since + EMPTYING_NANOS;
-      return guardEnds - (now + QUIET_NANOS) < 0 ? guardEnds : now + QUIET_NANOS;
+      long next = now + QUIET_IN_PLACE_NANOS;
+      return guardEnds - next < 0 ? guardEnds : next;
     }
     if (!p.removes.isEmpty()) {
       LOG.log(System.Logger.Level.WARNING, "config_emptying removes="
@@ -198,19 +229,21 @@ public final class ConfigWatcher implements AutoCloseable {
   private void settle(Pending p) {
     lastStamp = p.stamp;
     pending = null;
+    writtenInPlace = false;
   }
 
   /** Bytes read at one instant, with the stamp seen just before: compared after the quiet period. */
   private static final class Pending {
-    final String stamp;
+    final Stamp stamp;
     final long since;
     final ConfigLoader.Contents contents;
     final ConfigException unreadable;
     final byte[] digest;
+    boolean inPlace;
     ConfigLoader.Loaded loaded;
     List<String> removes;
 
-    private Pending(String stamp, long since, ConfigLoader.Contents contents,
+    private Pending(Stamp stamp, long since, ConfigLoader.Contents contents,
         ConfigException unreadable, byte[] digest) {
       this.stamp = stamp;
       this.since = since;
@@ -219,7 +252,7 @@ public final class ConfigWatcher implements AutoCloseable {
       this.digest = digest;
     }
 
-    static Pending read(Path path, String stamp, long now) {
+    static Pending read(Path path, Stamp stamp, long now) {
       try {
         ConfigLoader.Contents c = ConfigLoader.read(path); // read once: digested and loaded
         return new Pending(stamp, now, c, null, c.digest());
@@ -232,25 +265,47 @@ public final class ConfigWatcher implements AutoCloseable {
     boolean sameBytes(Pending later) {
       return stamp.equals(later.stamp) && Arrays.equals(digest, later.digest);
     }
+
+    long quiet() {
+      return inPlace ? QUIET_IN_PLACE_NANOS : QUIET_RENAMED_NANOS;
+    }
   }
 
-  /** Names, sizes, modification times and link targets of the config files. */
-  private String stamp() {
-    StringBuilder sb = new StringBuilder();
+  /** One config file's size, modification time, identity (inode) and link target. */
+  record FileStamp(long size, long modifiedNanos, Object key, String link) {}
+
+  /** The config files' stamps, or why they could not be listed. */
+  record Stamp(Map<Path, FileStamp> files, String error) {
+    static final Stamp NONE = new Stamp(Map.of(), "none");
+
+    /**
+     * Whether a file changed but kept its identity: written under its name, not replaced by
+     * another. Without identities (some file systems) every change counts as written in place.
+     */
+    boolean changedInPlace(Stamp before) {
+      for (Map.Entry<Path, FileStamp> e : files.entrySet()) {
+        FileStamp was = before.files.get(e.getKey());
+        FileStamp now = e.getValue();
+        if (was != null && !was.equals(now) && (now.key() == null || now.key().equals(was.key()))) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  private Stamp stamp() {
+    Map<Path, FileStamp> files = new LinkedHashMap<>();
     try {
       for (Path p : ConfigLoader.files(path)) {
         BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-        sb.append(p).append('|').append(a.size()).append('|')
-            .append(a.lastModifiedTime().to(TimeUnit.NANOSECONDS)).append('|').append(a.fileKey());
-        if (Files.isSymbolicLink(p)) {
-          sb.append("->").append(p.toRealPath());
-        }
-        sb.append('\n');
+        files.put(p, new FileStamp(a.size(), a.lastModifiedTime().to(TimeUnit.NANOSECONDS),
+            a.fileKey(), Files.isSymbolicLink(p) ? p.toRealPath().toString() : null));
       }
     } catch (ConfigException | IOException e) {
-      sb.append("error:").append(e.getMessage());
+      return new Stamp(Map.of(), String.valueOf(e.getMessage()));
     }
-    return sb.toString();
+    return new Stamp(files, null);
   }
 
   /** A log value on one line: quoted and escaped when it holds spaces, quotes or control chars. */

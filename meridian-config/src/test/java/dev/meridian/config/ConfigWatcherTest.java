@@ -44,7 +44,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * guard is also driven with a fake ticker, so its second is not waited in real time there.
  */
 class ConfigWatcherTest {
-  private static final long Q = ConfigWatcher.QUIET_NANOS;
+  private static final long Q = ConfigWatcher.QUIET_IN_PLACE_NANOS;
+  private static final long R = ConfigWatcher.QUIET_RENAMED_NANOS;
   private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
 
   @TempDir Path dir;
@@ -312,6 +313,51 @@ class ConfigWatcherTest {
         assertThat(clusters(c)).isEqualTo(with(common(Layout.FILE), "only-b")));
   }
 
+  /**
+   * Issue 18 §2: a file renamed into place was written whole before; only the short settle for a
+   * burst of renames applies, so a reload by rename stays as fast as before the quiet period.
+   */
+  @Test
+  void aFileRenamedIntoPlaceNeedsOnlyTheShortQuietPeriod() throws Exception {
+    Path file = Layout.FILE.create(dir, version("only-a"));
+    ConfigWatcher w = watchByHand(file);
+    Path tmp = dir.resolve(".config.yaml.tmp");
+    Files.writeString(tmp, version("only-b"));
+    Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    assertThat(w.check(0)).isEqualTo(R);
+    assertThat(w.check(R)).isEqualTo(ConfigWatcher.IDLE);
+    assertThat(applied).singleElement().satisfies(c ->
+        assertThat(clusters(c)).isEqualTo(with(common(Layout.FILE), "only-b")));
+  }
+
+  /**
+   * Issue 18 §2: a new file written under the config's name (an editor that moves the original
+   * to a backup first) is a write in place once it is seen growing, or once a file event says so.
+   */
+  @Test
+  void aNewFileWrittenUnderTheConfigNameGetsTheLongQuietPeriod() throws Exception {
+    Path file = Layout.FILE.create(dir, version("only-a"));
+    ConfigWatcher w = watchByHand(file);
+    Files.move(file, dir.resolve("config.yaml~")); // keeps the old inode: the new file has its own
+    String next = version("only-b");
+    int half = Writer.cuts(next, 2).get(0);
+    Files.writeString(file, next.substring(0, half));
+    assertThat(w.check(0)).as("a new file, no event seen yet").isEqualTo(R);
+    Files.writeString(file, next.substring(half), StandardOpenOption.APPEND);
+    assertThat(w.check(R)).as("it grew under its name").isEqualTo(R + Q);
+    assertThat(w.check(R + Q)).isEqualTo(ConfigWatcher.IDLE);
+    assertThat(applied).singleElement().satisfies(c ->
+        assertThat(clusters(c)).isEqualTo(with(common(Layout.FILE), "only-b")));
+
+    Files.move(file, dir.resolve("config.yaml~"), StandardCopyOption.REPLACE_EXISTING);
+    Files.writeString(file, version("only-c").substring(0, half));
+    w.sawWriteInPlace(); // the file event of that write
+    long t = 2 * SECOND;
+    assertThat(w.check(t)).isEqualTo(t + Q);
+    assertThat(w.check(t + R)).as("not applied after the short period").isEqualTo(t + Q);
+    assertThat(applied).hasSize(1);
+  }
+
   /** Issue 18 §2: emptying one type waits 1 s of stability, then is applied with a warning. */
   @Test
   void emptyingATypeIsAppliedOnlyAfterOneSecondOfStabilityWithAWarning() throws Exception {
@@ -350,8 +396,10 @@ class ConfigWatcherTest {
         }
       }
     }
-    assertThat(w.check(0)).isEqualTo(Q);
-    assertThat(w.check(Q)).isEqualTo(2 * Q);
+    long due = w.check(0);
+    assertThat(due).as("truncated in place, or files deleted").isEqualTo(
+        layout == Layout.FILE ? Q : R);
+    assertThat(w.check(due)).as("stable, held, read again").isEqualTo(due + Q);
     assertThat(w.check(SECOND - 1)).isEqualTo(SECOND);
     assertThat(applied).isEmpty();
     assertThat(warnings).isEmpty();
