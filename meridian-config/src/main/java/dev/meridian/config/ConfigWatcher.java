@@ -163,6 +163,7 @@ public final class ConfigWatcher implements AutoCloseable {
   long check(long now) {
     Stamp stamp = stamp();
     if (pending == null && stamp.equals(lastStamp)) {
+      writtenInPlace = false; // late events of a settled write: nothing to wait for
       return IDLE;
     }
     Pending seen = Pending.read(path, stamp, now);
