@@ -141,17 +141,19 @@ public final class ConfigLoader {
       return List.of(path);
     }
     try (Stream<Path> s = Files.list(path)) {
-      return s.filter(p -> !p.getFileName().toString().startsWith("."))
+      return s.filter(p -> isConfigName(p.getFileName()))
           .filter(Files::isRegularFile)
-          .filter(p -> {
-            String n = p.getFileName().toString().toLowerCase(Locale.ROOT);
-            return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
-          })
           .sorted()
           .toList();
     } catch (IOException e) {
       throw new ConfigException(path + ": cannot list directory: " + e.getMessage());
     }
+  }
+
+  /** Whether a directory's entry of this name is a config file (not hidden, YAML or JSON). */
+  static boolean isConfigName(Path fileName) {
+    String n = fileName.toString().toLowerCase(Locale.ROOT);
+    return !n.startsWith(".") && (n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json"));
   }
 
   private static final class GroupDraft {

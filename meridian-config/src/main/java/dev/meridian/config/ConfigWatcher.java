@@ -1,53 +1,96 @@
 package dev.meridian.config;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Watches a config file or directory and reloads it when its content changes. Uses the platform's
  * file notifications (inotify on Linux) and, as a fallback for file systems without them, checks
- * file stamps every {@code pollInterval}. Identical content is never reloaded. A failed load is
- * reported and the last good config stays in force (the caller simply keeps serving it).
+ * file stamps every {@code pollInterval}.
+ *
+ * <p>Only stable bytes are applied (issue 18 §2): a file rewritten in place (truncate, then write)
+ * is empty or half-written for a while, and a half-written YAML file is often valid. So after
+ * reading, the watcher waits a quiet period and reads again; it applies the bytes only if the
+ * files' stamps and digest did not move in between, else it waits again for the new bytes. The
+ * quiet period is {@link #QUIET_IN_PLACE_NANOS} when a config file was written under its name, and
+ * {@link #QUIET_RENAMED_NANOS} when every changed file is a new one put there whole (an atomic
+ * rename, a symlink swap): a reload by rename stays as fast as before. A reload that would leave a
+ * type, the whole config or a file with nothing ({@link Emptying}) is applied only once the files
+ * have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes. Identical
+ * content is never reloaded. A failed load is reported once and the last good config stays in
+ * force (the caller simply keeps serving it).
  */
 public final class ConfigWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());
-  private static final long QUIET_MILLIS = 15;
-  private static final long SETTLE_MAX_MILLIS = 250;
-  /** After a failed load: how long further file events mean "that was a torn read". */
-  private static final long RETRY_MILLIS = 250;
+  /**
+   * How long bytes written in place must stay the same before they are applied: far above the
+   * gaps of a writer that writes in pieces (20 ms apart, delayed by a loaded machine), and short
+   * enough that such an edit still reloads well within a second.
+   */
+  static final long QUIET_IN_PLACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  /** The same for files that were renamed into place: only a burst of renames to let settle. */
+  static final long QUIET_RENAMED_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
+  /** How long the files must be stable before a reload that empties something is applied. */
+  static final long EMPTYING_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** {@link #check}: no check is due; wait for a file event or the poll interval. */
+  static final long IDLE = Long.MAX_VALUE;
 
   private final Path path;
+  private final boolean directory;
   private final ConfigLoader loader;
   private final Consumer<ConfigLoader.Loaded> onLoad;
   private final Consumer<ConfigException> onError;
   private final long pollMillis;
+  private final LongSupplier ticker;
   private final WatchService watchService;
   private final Thread thread;
   private volatile boolean closed;
-  private String lastStamp = "";
-  private byte[] lastDigest = new byte[0];
+  /** The files' stamps when the last change was settled (applied, identical or reported). */
+  private Stamp lastStamp = Stamp.NONE;
+  private ConfigLoader.Loaded applied;
+  private Set<Path> appliedFilled = Set.of();
+  private byte[] appliedDigest = new byte[0];
+  /** The digest of the failed content last reported: reported once, not on every stamp change. */
+  private byte[] reportedDigest = new byte[0];
+  /** Bytes read but not yet stable long enough to apply; null when nothing changed. */
+  private Pending pending;
+  /** A config file was written under its name since the last settled change. */
+  private boolean writtenInPlace;
 
   public ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
       Consumer<ConfigException> onError, long pollMillis) throws IOException {
+    this(path, loader, onLoad, onError, pollMillis, System::nanoTime);
+  }
+
+  /** As above, with the time source the stability checks read (tests drive {@link #check}). */
+  ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
+      Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker) throws IOException {
     this.path = path.toAbsolutePath();
+    this.directory = Files.isDirectory(this.path);
     this.loader = loader;
     this.onLoad = onLoad;
     this.onError = onError;
     this.pollMillis = pollMillis;
+    this.ticker = ticker;
     this.watchService = FileSystems.getDefault().newWatchService();
-    Path dir = Files.isDirectory(this.path) ? this.path : this.path.getParent();
+    Path dir = directory ? this.path : this.path.getParent();
     dir.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
         StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
     this.thread = new Thread(this::run, "meridian-config-watcher");
@@ -56,104 +99,229 @@ public final class ConfigWatcher implements AutoCloseable {
 
   /** Loads the config once, synchronously; throws if it is invalid. Then starts watching. */
   public ConfigLoader.Loaded start() throws ConfigException {
-    lastStamp = stamp();
-    ConfigLoader.Contents contents = ConfigLoader.read(path);
-    ConfigLoader.Loaded loaded = loader.load(contents);
-    lastDigest = contents.digest();
+    ConfigLoader.Loaded loaded = loadFirst();
     thread.start();
     return loaded;
   }
 
+  /** The first load, without watching: {@link #start}, and tests that call {@link #check}. */
+  ConfigLoader.Loaded loadFirst() throws ConfigException {
+    lastStamp = stamp();
+    ConfigLoader.Contents contents = ConfigLoader.read(path);
+    applied = loader.load(contents);
+    appliedFilled = Emptying.filled(contents);
+    appliedDigest = contents.digest();
+    return applied;
+  }
+
   private void run() {
+    long due = IDLE;
     while (!closed) {
       try {
-        WatchKey key = watchService.poll(pollMillis, TimeUnit.MILLISECONDS);
+        long wait = due == IDLE ? pollMillis
+            : Math.max(0, TimeUnit.NANOSECONDS.toMillis(due - ticker.getAsLong()) + 1);
+        WatchKey key = watchService.poll(wait, TimeUnit.MILLISECONDS);
         if (key != null) {
-          // Editors write in bursts (truncate, write, rename): wait until the burst has been
-          // quiet for QUIET_MILLIS (at most SETTLE_MAX_MILLIS), so a rename costs one short wait.
-          long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MAX_MILLIS);
-          while (key != null) {
-            key.pollEvents();
-            key.reset();
-            if (System.nanoTime() > deadline) {
-              break;
+          for (WatchEvent<?> e : key.pollEvents()) {
+            if (e.kind() == StandardWatchEventKinds.OVERFLOW
+                || e.kind() == StandardWatchEventKinds.ENTRY_MODIFY && isConfigFile(e.context())) {
+              sawWriteInPlace();
             }
-            key = watchService.poll(QUIET_MILLIS, TimeUnit.MILLISECONDS);
           }
+          key.reset();
         }
-        ConfigException failed = checkNow();
-        if (failed != null) {
-          // A file read mid-write fails to parse; if more events follow shortly, that was it:
-          // load the final content instead of reporting the torn read.
-          WatchKey more = watchService.poll(RETRY_MILLIS, TimeUnit.MILLISECONDS);
-          if (more != null) {
-            more.pollEvents();
-            more.reset();
-            lastDigest = new byte[0];
-            lastStamp = "";
-            continue; // the loop settles the burst and loads again
-          }
-          onError.accept(failed);
+        // An event while bytes settle wakes us early: the check when due sees what moved.
+        if (due != IDLE && due - ticker.getAsLong() > 0) {
+          continue;
         }
+        due = check(ticker.getAsLong());
       } catch (InterruptedException | ClosedWatchServiceException e) {
         return;
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.ERROR, "config watcher: unexpected error", e);
+        pending = null;
+        due = IDLE;
       }
     }
+  }
+
+  private boolean isConfigFile(Object name) {
+    return name instanceof Path p
+        && (directory ? ConfigLoader.isConfigName(p) : p.equals(path.getFileName()));
+  }
+
+  /** A file event says a config file was written under its name (not renamed into place). */
+  void sawWriteInPlace() {
+    writtenInPlace = true;
   }
 
   /**
-   * Reloads if the files changed since the last check. Called by the watcher thread. Returns the
-   * problem if the changed files do not load (the caller reports it), else null.
+   * Checks the files at time {@code now} (the ticker's nanos) and applies or reports what has been
+   * stable long enough. Returns when the next check is due, or {@link #IDLE}. Called by the
+   * watcher thread only.
    */
-  ConfigException checkNow() {
-    String stamp = stamp();
-    if (stamp.equals(lastStamp)) {
-      return null;
+  long check(long now) {
+    Stamp stamp = stamp();
+    if (pending == null && stamp.equals(lastStamp)) {
+      writtenInPlace = false; // late events of a settled write: nothing to wait for
+      return IDLE;
     }
-    lastStamp = stamp;
-    ConfigLoader.Contents contents;
-    try {
-      contents = ConfigLoader.read(path); // read once: digested and loaded
-    } catch (ConfigException e) {
-      byte[] digest = ("error:" + e.getMessage()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      boolean reported = Arrays.equals(digest, lastDigest);
-      lastDigest = digest;
-      return reported ? null : e;
+    Pending seen = Pending.read(path, stamp, now);
+    if (pending == null || !pending.sameBytes(seen)) {
+      // Written in place: seen by its events, or (without them) by a file that kept its identity.
+      seen.inPlace = writtenInPlace || pending != null && pending.inPlace
+          || stamp.changedInPlace(pending != null ? pending.stamp : lastStamp);
+      pending = seen; // new bytes: their quiet period starts now
+      return now + seen.quiet();
     }
-    byte[] digest = contents.digest();
-    if (Arrays.equals(digest, lastDigest)) {
-      return null; // rewritten with identical content: nothing to do
+    Pending p = pending;
+    p.inPlace |= writtenInPlace; // a write seen only now still needs the longer wait
+    long stable = now - p.since;
+    if (stable < p.quiet()) {
+      return p.since + p.quiet();
     }
-    try {
-      ConfigLoader.Loaded loaded = loader.load(contents);
-      lastDigest = digest;
-      onLoad.accept(loaded);
-      return null;
-    } catch (ConfigException e) {
-      lastDigest = digest; // report a bad file once, not on every stamp check
-      return e;
+    if (Arrays.equals(p.digest, appliedDigest)) {
+      settle(p);
+      reportedDigest = new byte[0]; // back to what is served: the same mistake again is news
+      return IDLE; // identical content: nothing to do
+    }
+    if (Arrays.equals(p.digest, reportedDigest)) {
+      settle(p);
+      return IDLE; // a failure already reported
+    }
+    if (p.unreadable != null) {
+      settle(p);
+      reportedDigest = p.digest;
+      onError.accept(p.unreadable);
+      return IDLE;
+    }
+    if (p.loaded == null) {
+      try {
+        p.loaded = loader.load(p.contents);
+      } catch (ConfigException e) {
+        settle(p);
+        reportedDigest = p.digest;
+        onError.accept(e);
+        return IDLE;
+      }
+      p.removes = Emptying.between(applied.config(), appliedFilled, p.loaded.config(),
+          p.contents);
+    }
+    if (!p.removes.isEmpty() && stable < EMPTYING_NANOS) {
+      // Keep re-reading meanwhile: a write that resumes replaces these bytes.
+      long guardEnds = p.since + EMPTYING_NANOS;
+      long next = now + QUIET_IN_PLACE_NANOS;
+      return guardEnds - next < 0 ? guardEnds : next;
+    }
+    if (!p.removes.isEmpty()) {
+      LOG.log(System.Logger.Level.WARNING, "config_emptying removes="
+          + quote(String.join("; ", p.removes)) + " stable_ms="
+          + TimeUnit.NANOSECONDS.toMillis(stable));
+    }
+    settle(p);
+    applied = p.loaded;
+    appliedFilled = Emptying.filled(p.contents);
+    appliedDigest = p.digest;
+    reportedDigest = new byte[0]; // the same bad content again later is news again
+    onLoad.accept(p.loaded);
+    return IDLE;
+  }
+
+  private void settle(Pending p) {
+    lastStamp = p.stamp;
+    pending = null;
+    writtenInPlace = false;
+  }
+
+  /** Bytes read at one instant, with the stamp seen just before: compared after the quiet period. */
+  private static final class Pending {
+    final Stamp stamp;
+    final long since;
+    final ConfigLoader.Contents contents;
+    final ConfigException unreadable;
+    final byte[] digest;
+    boolean inPlace;
+    ConfigLoader.Loaded loaded;
+    List<String> removes;
+
+    private Pending(Stamp stamp, long since, ConfigLoader.Contents contents,
+        ConfigException unreadable, byte[] digest) {
+      this.stamp = stamp;
+      this.since = since;
+      this.contents = contents;
+      this.unreadable = unreadable;
+      this.digest = digest;
+    }
+
+    static Pending read(Path path, Stamp stamp, long now) {
+      try {
+        ConfigLoader.Contents c = ConfigLoader.read(path); // read once: digested and loaded
+        return new Pending(stamp, now, c, null, c.digest());
+      } catch (ConfigException e) {
+        byte[] d = ("error:" + e.getMessage()).getBytes(StandardCharsets.UTF_8);
+        return new Pending(stamp, now, null, e, d);
+      }
+    }
+
+    boolean sameBytes(Pending later) {
+      return stamp.equals(later.stamp) && Arrays.equals(digest, later.digest);
+    }
+
+    long quiet() {
+      return inPlace ? QUIET_IN_PLACE_NANOS : QUIET_RENAMED_NANOS;
     }
   }
 
-  /** Names, sizes, modification times and link targets of the config files. */
-  private String stamp() {
-    StringBuilder sb = new StringBuilder();
+  /** One config file's size, modification time, identity (inode) and link target. */
+  record FileStamp(long size, long modifiedNanos, Object key, String link) {}
+
+  /** The config files' stamps, or why they could not be listed. */
+  record Stamp(Map<Path, FileStamp> files, String error) {
+    static final Stamp NONE = new Stamp(Map.of(), "none");
+
+    /**
+     * Whether a file changed but kept its identity: written under its name, not replaced by
+     * another. Without identities (some file systems) every change counts as written in place.
+     */
+    boolean changedInPlace(Stamp before) {
+      for (Map.Entry<Path, FileStamp> e : files.entrySet()) {
+        FileStamp was = before.files.get(e.getKey());
+        FileStamp now = e.getValue();
+        if (was != null && !was.equals(now) && (now.key() == null || now.key().equals(was.key()))) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  private Stamp stamp() {
+    Map<Path, FileStamp> files = new LinkedHashMap<>();
     try {
       for (Path p : ConfigLoader.files(path)) {
         BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-        sb.append(p).append('|').append(a.size()).append('|')
-            .append(a.lastModifiedTime().toMillis()).append('|').append(a.fileKey());
-        if (Files.isSymbolicLink(p)) {
-          sb.append("->").append(p.toRealPath());
-        }
-        sb.append('\n');
+        files.put(p, new FileStamp(a.size(), a.lastModifiedTime().to(TimeUnit.NANOSECONDS),
+            a.fileKey(), Files.isSymbolicLink(p) ? p.toRealPath().toString() : null));
       }
     } catch (ConfigException | IOException e) {
-      sb.append("error:").append(e.getMessage());
+      return new Stamp(Map.of(), String.valueOf(e.getMessage()));
     }
-    return sb.toString();
+    return new Stamp(files, null);
+  }
+
+  /** A log value on one line: quoted and escaped when it holds spaces, quotes or control chars. */
+  private static String quote(String v) {
+    StringBuilder q = new StringBuilder(v.length() + 2).append('"');
+    for (char c : v.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        q.append('\\').append(c);
+      } else if (c < 0x20) {
+        q.append(String.format("\\u%04x", (int) c));
+      } else {
+        q.append(c);
+      }
+    }
+    return q.append('"').toString();
   }
 
   @Override
