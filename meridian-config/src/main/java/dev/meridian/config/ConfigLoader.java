@@ -1,11 +1,6 @@
 package dev.meridian.config;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonPrimitive;
-import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
-import com.google.protobuf.util.JsonFormat;
 import dev.meridian.protocol.EnvoyTypeRegistry;
 import dev.meridian.protocol.NodeMatcher;
 import dev.meridian.protocol.ResourceType;
@@ -25,9 +20,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
-import org.yaml.snakeyaml.error.MarkedYAMLException;
-import org.yaml.snakeyaml.error.YAMLException;
-import org.yaml.snakeyaml.nodes.Node;
 
 /**
  * Reads Meridian's config format (docs/config.md): a file, or a directory of {@code .yaml},
@@ -40,13 +32,13 @@ import org.yaml.snakeyaml.nodes.Node;
 public final class ConfigLoader {
   private static final String RESOURCE_WRAPPER =
       "type.googleapis.com/" + Resource.getDescriptor().getFullName();
-  private static final Set<String> TOP_LEVEL_KEYS = Set.of("resources", "groups");
-  private static final Set<String> GROUP_KEYS = Set.of("name", "match", "resources");
+  // Lists: the order they are named in messages is stable.
+  private static final List<String> TOP_LEVEL_KEYS = List.of("resources", "groups");
+  private static final List<String> GROUP_KEYS = List.of("name", "match", "resources");
   private static final Map<String, String> MATCH_KEYS = Map.of(
       "node_id", "node_id", "nodeId", "node_id", "node_cluster", "node_cluster",
       "nodeCluster", "node_cluster");
 
-  private final JsonFormat.Parser parser = EnvoyTypeRegistry.get().parser();
   private Map<String, XdsResource> cache = new HashMap<>();
   /** What the last load served: its snapshots of unchanged types are kept (Snapshot.of). */
   private ServedConfig last = ServedConfig.empty();
@@ -189,38 +181,43 @@ public final class ConfigLoader {
       this.groups = groups;
     }
 
-    void problem(int line, String message) {
-      problems.add(file + ":" + line + ": " + message);
+    /** FILE:LINE:COLUMN: MESSAGE, the line and column of the offending key or value. */
+    void problem(int line, int column, String message) {
+      problems.add(file + ":" + line + ":" + column + ": " + message);
+    }
+
+    void problem(ConfigNode at, String message) {
+      problem(at.line(), at.column(), message);
+    }
+
+    void problem(ConfigNode.Entry at, String message) {
+      problem(at.keyLine(), at.keyColumn(), message);
     }
 
     void read(String text) {
-      ConfigNode root = JsonConfig.read(text); // strict JSON: the fast path
+      ConfigNode root;
+      try {
+        // A .json file is strict JSON (RFC 8259), never read again as YAML (issue 18). A YAML
+        // file that is strict JSON takes the same fast reader, with YAML's meaning.
+        root = isJson(file) ? JsonConfig.readJson(text) : JsonConfig.readYamlAsJson(text);
+        if (root == null && !isJson(file)) {
+          root = YamlTree.read(text);
+        }
+      } catch (ConfigNode.Invalid e) {
+        problem(e.line, e.column, e.getMessage());
+        return;
+      }
       if (root == null) {
-        Node yaml;
-        try {
-          yaml = YamlTree.compose(text);
-        } catch (MarkedYAMLException e) {
-          int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 1;
-          problem(line, "invalid YAML: " + e.getProblem()
-              + (e.getContext() != null ? " (" + e.getContext() + ")" : ""));
-          return;
-        } catch (YAMLException e) {
-          problem(1, "invalid YAML: " + e.getMessage());
-          return;
-        }
-        if (yaml == null) {
-          return; // an empty file contributes nothing
-        }
-        root = ConfigNode.yaml(yaml);
+        return; // an empty file contributes nothing
       }
       if (root.kind() != ConfigNode.Kind.MAP) {
-        problem(root.line(), "the top level must be a mapping with 'resources' and/or 'groups'");
+        problem(root, "the top level must be a mapping with 'resources' and/or 'groups'");
         return;
       }
       for (ConfigNode.Entry t : root.entries()) {
         String key = t.key();
         if (key == null) {
-          problem(t.keyLine(), "mapping keys must be plain strings");
+          problem(t, "mapping keys must be plain strings");
           continue;
         }
         if (duplicate(root, t, "")) {
@@ -229,8 +226,8 @@ public final class ConfigLoader {
         switch (key) {
           case "resources" -> readResources(t.value(), defaults, "resources");
           case "groups" -> readGroups(t.value());
-          default -> problem(t.keyLine(), "unknown top-level key '" + key
-              + "' (expected one of " + TOP_LEVEL_KEYS + ")");
+          default -> problem(t, "unknown top-level key '" + key + "' (expected one of "
+              + TOP_LEVEL_KEYS + ")" + didYouMean(key, TOP_LEVEL_KEYS));
         }
       }
     }
@@ -240,7 +237,7 @@ public final class ConfigLoader {
         return;
       }
       if (node.kind() != ConfigNode.Kind.SEQ) {
-        problem(node.line(), "'groups' must be a list");
+        problem(node, "'groups' must be a list");
         return;
       }
       List<ConfigNode> items = node.items();
@@ -248,7 +245,7 @@ public final class ConfigLoader {
         ConfigNode g = items.get(i);
         String where = "groups[" + i + "]";
         if (g.kind() != ConfigNode.Kind.MAP) {
-          problem(g.line(), where + " must be a mapping with name, match and resources");
+          problem(g, where + " must be a mapping with name, match and resources");
           continue;
         }
         String name = null;
@@ -263,17 +260,17 @@ public final class ConfigLoader {
             case "name" -> name = t.value().scalar();
             case "match" -> match = t.value();
             case "resources" -> resources = t.value();
-            default -> problem(t.keyLine(), where + ": unknown key '" + key
-                + "' (expected one of " + GROUP_KEYS + ")");
+            default -> problem(t, where + ": unknown key '" + key
+                + "' (expected one of " + GROUP_KEYS + ")" + didYouMean(key, GROUP_KEYS));
           }
         }
         if (name == null || name.isBlank()) {
-          problem(g.line(), where + ": missing 'name'");
+          problem(g, where + ": missing 'name'");
           continue;
         }
         where = "group '" + name + "'";
         if (name.equals(ServedConfig.DEFAULT_GROUP)) {
-          problem(g.line(), where + ": the name '" + ServedConfig.DEFAULT_GROUP
+          problem(g, where + ": the name '" + ServedConfig.DEFAULT_GROUP
               + "' is reserved for the top-level resources");
           continue;
         }
@@ -283,7 +280,7 @@ public final class ConfigLoader {
         }
         GroupDraft previous = groups.get(name);
         if (previous != null) {
-          problem(g.line(), where + ": defined twice (first at " + previous.origin + ":"
+          problem(g, where + ": defined twice (first at " + previous.origin + ":"
               + previous.line + ")");
           continue;
         }
@@ -297,7 +294,7 @@ public final class ConfigLoader {
 
     NodeMatcher readMatch(ConfigNode match, ConfigNode group, String where) {
       if (match == null || match.kind() != ConfigNode.Kind.MAP || match.entries().isEmpty()) {
-        problem((match == null ? group : match).line(), where
+        problem(match == null ? group : match, where
             + ": 'match' must be a mapping with node_id and/or node_cluster globs");
         return null;
       }
@@ -309,13 +306,13 @@ public final class ConfigLoader {
         }
         String canonical = MATCH_KEYS.get(key);
         if (canonical == null) {
-          problem(t.keyLine(), where + ": unknown match key '" + key
-              + "' (expected node_id or node_cluster)");
+          problem(t, where + ": unknown match key '" + key
+              + "' (expected node_id or node_cluster)" + didYouMean(key, MATCH_KEYS.keySet()));
           return null;
         }
         String glob = t.value().scalar();
         if (glob == null) {
-          problem(t.value().line(), where + ": match." + key + " must be a string glob");
+          problem(t.value(), where + ": match." + key + " must be a string glob");
           return null;
         }
         globs.put(canonical, glob);
@@ -330,7 +327,7 @@ public final class ConfigLoader {
           return false;
         }
         if (java.util.Objects.equals(e.key(), t.key())) {
-          problem(t.keyLine(), where + "duplicate key '" + t.key() + "' (first at line "
+          problem(t, where + "duplicate key '" + t.key() + "' (first at line "
               + e.keyLine() + ")");
           return true;
         }
@@ -343,28 +340,21 @@ public final class ConfigLoader {
         return;
       }
       if (node.kind() != ConfigNode.Kind.SEQ) {
-        problem(node.line(), "'" + where + "' must be a list");
+        problem(node, "'" + where + "' must be a list");
         return;
       }
       List<ConfigNode> items = node.items();
       for (int i = 0; i < items.size(); i++) {
         ConfigNode r = items.get(i);
         String at = where + "[" + i + "]";
-        int line = r.line();
-        XdsResource resource;
-        try {
-          resource = parse(r, at, line);
-        } catch (YamlTree.TreeException e) {
-          problem(e.line, at + ": " + e.getMessage());
-          continue;
-        }
+        XdsResource resource = parse(r, at);
         if (resource == null) {
           continue;
         }
         String key = resource.type().name() + " " + resource.name();
-        String first = into.seen.putIfAbsent(key, file + ":" + line);
+        String first = into.seen.putIfAbsent(key, file + ":" + r.line());
         if (first != null) {
-          problem(line, at + " (" + resource.type().typeUrl() + " '" + resource.name()
+          problem(r, at + " (" + resource.type().typeUrl() + " '" + resource.name()
               + "'): duplicate name within " + (into.matcher == null ? "the default resources"
                   : "group '" + into.name + "'") + " (first defined at " + first + ")");
           continue;
@@ -374,7 +364,7 @@ public final class ConfigLoader {
     }
 
     /** The resource of a {@code resources} element: the last load's if its text is unchanged. */
-    XdsResource parse(ConfigNode node, String at, int line) throws YamlTree.TreeException {
+    XdsResource parse(ConfigNode node, String at) {
       String cacheKey = node.resourceKey();
       XdsResource cached = cache.get(cacheKey);
       if (cached == null) {
@@ -384,69 +374,71 @@ public final class ConfigLoader {
         nextCache.put(cacheKey, cached);
         return cached;
       }
-      JsonElement element = node.json();
-      if (!element.isJsonObject()) {
-        problem(line, at + ": a resource must be a mapping with '@type'");
+      ConfigNode tree = node.tree();
+      if (tree.unsupported() != null) {
+        problem(tree, at + ": " + tree.unsupported());
         return null;
       }
-      JsonObject json = element.getAsJsonObject();
-      String typeUrl = typeOf(json);
+      if (tree.kind() != ConfigNode.Kind.MAP) {
+        problem(tree, at + ": a resource must be a mapping with '@type'");
+        return null;
+      }
+      String typeUrl = typeOf(tree);
       if (typeUrl == null) {
-        problem(line, at + ": missing '@type' (e.g. \"@type\": "
+        problem(tree, at + ": missing '@type' (e.g. \"@type\": "
             + ResourceType.CLUSTER.typeUrl() + ")");
         return null;
       }
+      MessageReader reader = new MessageReader(EnvoyTypeRegistry.get());
       com.google.protobuf.Duration ttl = null;
       List<String> aliases = List.of();
-      JsonObject body = json;
+      ConfigNode body = tree;
+      String path = "";
       if (typeUrl.equals(RESOURCE_WRAPPER)) {
-        JsonObject wrapper = json.deepCopy();
-        wrapper.remove("@type");
-        JsonElement inner = wrapper.remove("resource");
-        if (inner == null || !inner.isJsonObject()) {
-          problem(line, at + ": the Resource wrapper needs a 'resource' with '@type'");
+        Resource.Builder rb = Resource.newBuilder();
+        reader.read(tree, rb, Set.of("@type", "resource"), "");
+        if (report(reader, at + " (" + RESOURCE_WRAPPER + ")")) {
           return null;
         }
-        Resource.Builder rb = Resource.newBuilder();
-        try {
-          parser.merge(wrapper.toString(), rb);
-        } catch (InvalidProtocolBufferException e) {
-          problem(line, at + " (" + RESOURCE_WRAPPER + "): " + e.getMessage());
+        body = entry(tree, "resource");
+        if (body == null || body.kind() != ConfigNode.Kind.MAP) {
+          problem(body != null ? body : tree, at + ": the Resource wrapper needs a 'resource' with"
+              + " '@type'");
           return null;
         }
         if (rb.hasTtl()) {
           ttl = rb.getTtl();
         }
         aliases = rb.getAliasesList();
-        body = inner.getAsJsonObject();
         typeUrl = typeOf(body);
         if (typeUrl == null) {
-          problem(line, at + ".resource: missing '@type'");
+          problem(body, at + ".resource: missing '@type'");
           return null;
         }
+        path = "resource";
       }
       ResourceType type = ResourceType.fromTypeUrl(typeUrl).orElse(null);
       if (type == null) {
         String hint = typeUrl.startsWith(ResourceType.TYPE_URL_PREFIX)
             && EnvoyTypeRegistry.get().find(typeUrl.substring(ResourceType.TYPE_URL_PREFIX.length())) != null
             ? "a known message, but not a resource type" : "unknown type";
-        problem(line, at + ": '@type' " + typeUrl + " is " + hint + "; resource types are "
-            + String.join(", ", ResourceType.all().stream().map(ResourceType::typeUrl).toList()));
+        ConfigNode typeNode = entry(body, "@type");
+        Set<String> known = new java.util.LinkedHashSet<>(
+            ResourceType.all().stream().map(ResourceType::typeUrl).toList());
+        String suggestion = didYouMean(typeUrl, known);
+        problem(typeNode, at + ": '@type' " + typeUrl + " is " + hint + (suggestion.isEmpty()
+            ? "; resource types are " + String.join(", ", known) : suggestion));
         return null;
       }
-      JsonObject fields = body.deepCopy();
-      fields.remove("@type");
       Message.Builder b = type.defaultInstance().newBuilderForType();
-      try {
-        parser.merge(fields.toString(), b);
-      } catch (InvalidProtocolBufferException | RuntimeException e) {
-        problem(line, at + " (" + type.typeUrl() + nameHint(fields) + "): " + e.getMessage());
+      reader.read(body, b, Set.of("@type"), path);
+      if (report(reader, at + " (" + type.typeUrl() + nameHint(body) + ")")) {
         return null;
       }
       Message message = b.build();
       String name = type.nameOf(message);
       if (name.isEmpty()) {
-        problem(line, at + " (" + type.typeUrl() + "): missing "
+        problem(body, at + " (" + type.typeUrl() + "): missing "
             + (type == ResourceType.ENDPOINT ? "'cluster_name'" : "'name'"));
         return null;
       }
@@ -454,21 +446,56 @@ public final class ConfigLoader {
       nextCache.put(cacheKey, resource);
       return resource;
     }
+
+    /** Adds the reader's problems, each at its own line and column; true if there were any. */
+    boolean report(MessageReader reader, String what) {
+      for (MessageReader.Problem p : reader.problems()) {
+        problem(p.line(), p.column(), what + ": " + (p.path().isEmpty() ? "" : p.path() + ": ")
+            + p.message());
+      }
+      return !reader.problems().isEmpty();
+    }
   }
 
-  private static String typeOf(JsonObject json) {
-    JsonElement t = json.get("@type");
-    return t instanceof JsonPrimitive p && p.isString() ? p.getAsString() : null;
+  private static boolean isJson(Path file) {
+    return file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json");
   }
 
-  private static String nameHint(JsonObject fields) {
+  private static ConfigNode entry(ConfigNode map, String key) {
+    for (ConfigNode.Entry e : map.entries()) {
+      if (key.equals(e.key())) {
+        return e.value();
+      }
+    }
+    return null;
+  }
+
+  private static String typeOf(ConfigNode map) {
+    ConfigNode t = entry(map, "@type");
+    return t != null && t.kind() == ConfigNode.Kind.SCALAR ? t.scalar() : null;
+  }
+
+  private static String nameHint(ConfigNode map) {
     for (String k : List.of("name", "cluster_name", "clusterName")) {
-      JsonElement e = fields.get(k);
-      if (e instanceof JsonPrimitive p && p.isString()) {
-        return " '" + p.getAsString() + "'";
+      ConfigNode n = entry(map, k);
+      if (n != null && n.kind() == ConfigNode.Kind.SCALAR) {
+        return " '" + n.scalar() + "'";
       }
     }
     return "";
   }
 
+  /** "; did you mean `x`?" for the known name closest to {@code key}, if close; else "". */
+  private static String didYouMean(String key, java.util.Collection<String> known) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String k : known.stream().sorted().toList()) {
+      int d = Suggest.distance(key, k);
+      if (d < bestDistance) {
+        best = k;
+        bestDistance = d;
+      }
+    }
+    return best == null ? "" : "; did you mean `" + best + "`?";
+  }
 }

@@ -1,29 +1,36 @@
 package dev.meridian.config;
 
-import com.google.gson.JsonElement;
-import java.util.ArrayList;
 import java.util.List;
-import org.yaml.snakeyaml.nodes.MappingNode;
-import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.NodeTuple;
-import org.yaml.snakeyaml.nodes.ScalarNode;
-import org.yaml.snakeyaml.nodes.SequenceNode;
-import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * One value of a config file as the loader walks it, with the line it starts on. Two sources: a
- * YAML node tree (any file), or {@link JsonConfig}'s reader for strict JSON files, which hands
- * over each resource as its raw text so an unchanged resource is recognized without parsing it.
+ * One value of a config file as the loader walks it, with the line and column it starts on. Two
+ * sources: a YAML node tree ({@link YamlTree}), or {@link JsonConfig}'s reader for strict JSON,
+ * which hands over each resource as its raw text so an unchanged resource is recognized without
+ * parsing it.
+ *
+ * <p>A scalar keeps the text as written. What it means is decided by the field it goes into
+ * ({@link MessageReader}): a YAML plain scalar is a string in a string field and a number in a
+ * number field, so {@code yes}, {@code 0777} or {@code 1e3} reach a string field unchanged (issue
+ * 18). Only where no field says (google.protobuf.Value, the file's own keys) does {@link #core()}
+ * decide, by YAML 1.2's core schema or by JSON's grammar.
  */
 abstract class ConfigNode {
   enum Kind { MAP, SEQ, SCALAR, NULL }
 
-  /** A mapping entry; {@code key} is null when the key is not a plain string. */
-  record Entry(String key, int keyLine, ConfigNode value) {}
+  /** What a scalar is without a field to say: YAML 1.2 core schema, or JSON's token type. */
+  enum Core { NULL, BOOL, INT, FLOAT, STRING }
 
+  /** A mapping entry; {@code key} is null when the key is not a scalar. */
+  record Entry(String key, int keyLine, int keyColumn, ConfigNode value) {}
+
+  /** Kind {@link Kind#NULL} is a JSON {@code null}, or a YAML plain scalar the core schema calls null. */
   abstract Kind kind();
 
+  /** 1-based. */
   abstract int line();
+
+  /** 1-based. */
+  abstract int column();
 
   List<Entry> entries() {
     return List.of();
@@ -33,98 +40,51 @@ abstract class ConfigNode {
     return List.of();
   }
 
-  /** The text of a scalar. */
+  /**
+   * The text of a scalar as written (without quotes, escapes decoded); for a YAML null such as
+   * {@code ~} its text too. Null for a JSON {@code null}, a mapping or a list.
+   */
   String scalar() {
     return null;
   }
 
   /**
-   * For a resource (an element of a {@code resources} list): a key that is equal for equal
-   * resources, so the loader can reuse what it parsed last time.
+   * True for a YAML plain scalar: its type comes from the field it goes into. False for a quoted
+   * (or {@code !!str}) scalar, which is always a string, and for every JSON token.
    */
-  abstract String resourceKey() throws YamlTree.TreeException;
-
-  /** For a resource: the value as a JSON tree, for the protobuf JSON parser. */
-  abstract JsonElement json() throws YamlTree.TreeException;
-
-  static ConfigNode yaml(Node node) {
-    return new Yaml(node);
+  boolean plain() {
+    return false;
   }
 
-  /** A snakeyaml node. Its resource key is the JSON it converts to, rendered compactly. */
-  private static final class Yaml extends ConfigNode {
-    final Node node;
-    JsonElement json;
-    List<Entry> entries;
-    List<ConfigNode> items;
+  Core core() {
+    return Core.STRING;
+  }
 
-    Yaml(Node node) {
-      this.node = node;
-    }
+  /** Why this node cannot be read (an unsupported YAML tag), or null. */
+  String unsupported() {
+    return null;
+  }
 
-    @Override
-    Kind kind() {
-      if (node instanceof MappingNode) {
-        return Kind.MAP;
-      }
-      if (node instanceof SequenceNode) {
-        return Kind.SEQ;
-      }
-      return ((ScalarNode) node).getTag().equals(Tag.NULL) ? Kind.NULL : Kind.SCALAR;
-    }
+  /**
+   * For a resource (an element of a {@code resources} list): a key that is equal only for
+   * resources that read the same, so the loader can reuse what it parsed last time.
+   */
+  abstract String resourceKey();
 
-    @Override
-    int line() {
-      return YamlTree.line(node);
-    }
+  /** For a resource: its tree (a strict-JSON resource is parsed here, on a cache miss). */
+  ConfigNode tree() {
+    return this;
+  }
 
-    @Override
-    List<Entry> entries() {
-      if (entries != null) {
-        return entries;
-      }
-      if (!(node instanceof MappingNode m)) {
-        return entries = List.of();
-      }
-      List<Entry> out = new ArrayList<>(m.getValue().size());
-      for (NodeTuple t : m.getValue()) {
-        String key = t.getKeyNode() instanceof ScalarNode s ? s.getValue() : null;
-        out.add(new Entry(key, YamlTree.line(t.getKeyNode()), new Yaml(t.getValueNode())));
-      }
-      return entries = out;
-    }
+  /** A problem in the text at a line and column (1-based). */
+  static final class Invalid extends Exception {
+    final int line;
+    final int column;
 
-    @Override
-    List<ConfigNode> items() {
-      if (items != null) {
-        return items;
-      }
-      if (!(node instanceof SequenceNode s)) {
-        return items = List.of();
-      }
-      List<ConfigNode> out = new ArrayList<>(s.getValue().size());
-      for (Node n : s.getValue()) {
-        out.add(new Yaml(n));
-      }
-      return items = out;
-    }
-
-    @Override
-    String scalar() {
-      return node instanceof ScalarNode s ? s.getValue() : null;
-    }
-
-    @Override
-    String resourceKey() throws YamlTree.TreeException {
-      return json().toString();
-    }
-
-    @Override
-    JsonElement json() throws YamlTree.TreeException {
-      if (json == null) {
-        json = YamlTree.toJson(node);
-      }
-      return json;
+    Invalid(int line, int column, String message) {
+      super(message);
+      this.line = line;
+      this.column = column;
     }
   }
 }

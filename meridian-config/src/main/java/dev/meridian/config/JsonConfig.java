@@ -1,33 +1,29 @@
 package dev.meridian.config;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
-import com.google.gson.JsonNull;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonPrimitive;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Reads a config file that is strict JSON (RFC 8259) in one pass, without a node per value: the
  * elements of every {@code resources} list are checked and kept as their raw text, which is the
- * loader's cache key, and are parsed into a JSON tree only when that text is new. A one-resource
- * edit of a 20,000-resource file thus parses one resource (issue 8: the diff must not re-process
+ * loader's cache key, and are parsed into a tree only when that text is new. A one-resource edit
+ * of a 20,000-resource file thus parses one resource (issue 8: the diff must not re-process
  * unchanged resources), where the YAML reader composes every node of the file.
  *
- * <p>Text that is not strict JSON with an object at the top (YAML, JSON with comments or
- * unquoted keys, a syntax error) is left to the YAML reader, which reads JSON too: both paths
- * accept the same files, and YAML's messages report syntax errors.
+ * <p>A {@code .json} file must be strict JSON: a trailing comma, a comment or an unquoted key is an
+ * error with its line and column (issue 18), not a silent second reading as YAML. A YAML file whose
+ * text happens to be strict JSON is read here too, faster, with YAML's meaning (a {@code null} into
+ * a string field is the text "null", as the YAML reader would have it); any other YAML file is left
+ * to {@link YamlTree}.
  */
 final class JsonConfig {
   private static final int SKIP = 0; // check only
-  private static final int TREE = 1; // ConfigNodes, resources as raw text
-  private static final int GSON = 2; // a JSON tree, for one resource
+  private static final int TREE = 1; // ConfigNodes; resources as raw text at the file level
   private static final int MAX_DEPTH = 512;
+  /** Keys of YAML-file resources read here; never equal to a JSON file's (see YamlTree too). */
+  private static final char YAML_KEY_PREFIX = '\u0001';
 
-  /** Control flow for "not strict JSON": no message, no stack. */
+  /** Control flow for "not strict JSON"; where and why are kept in the reader. */
   private static final class NotJson extends Exception {
     NotJson() {
       super(null, null, false, false);
@@ -38,173 +34,231 @@ final class JsonConfig {
 
   private final String s;
   private final int end;
+  /** Strict JSON semantics (a .json file); false: YAML semantics for a YAML file's JSON text. */
+  private final boolean json;
+  /** Reading a file's structure (resources lists become Spans), not one resource. */
+  private final boolean file;
   private int pos;
   private int line;
+  private int lineStart; // index of the current line's first character, for columns
   private int depth;
+  private int errorAt = -1;
+  private String error;
 
-  private JsonConfig(String s, int line) {
+  private JsonConfig(String s, boolean json, boolean file, int line, int column) {
     this.s = s;
     this.end = s.length();
+    this.json = json;
+    this.file = file;
     this.line = line;
+    this.lineStart = 1 - column;
   }
 
-  /** The file's tree, or null if the text is not a strict JSON object (read it as YAML then). */
-  static ConfigNode read(String text) {
-    JsonConfig r = new JsonConfig(text, 1);
+  /** A {@code .json} file's tree; null if it holds no value (empty or only whitespace). */
+  static ConfigNode readJson(String text) throws ConfigNode.Invalid {
+    JsonConfig r = new JsonConfig(text, true, true, 1, 1);
     try {
+      r.skipBom();
+      r.ws();
+      if (r.pos == r.end) {
+        return null;
+      }
+      ConfigNode root = (ConfigNode) r.value(TREE, false);
+      r.ws();
+      if (r.pos != r.end) {
+        throw r.fail(r.pos, r.expected("the end of the file after the top-level value"));
+      }
+      return root;
+    } catch (NotJson e) {
+      int line = 1;
+      int lineStart = 0;
+      for (int i = 0; i < r.errorAt && i < text.length(); i++) {
+        if (text.charAt(i) == '\n') {
+          line++;
+          lineStart = i + 1;
+        }
+      }
+      throw new ConfigNode.Invalid(line, r.errorAt - lineStart + 1, "invalid JSON: " + r.error);
+    }
+  }
+
+  /**
+   * A YAML file's tree if its text is a strict JSON object (the fast path), else null: read it as
+   * YAML then.
+   */
+  static ConfigNode readYamlAsJson(String text) {
+    JsonConfig r = new JsonConfig(text, false, true, 1, 1);
+    try {
+      r.skipBom();
       r.ws();
       if (r.pos == r.end || r.s.charAt(r.pos) != '{') {
         return null;
       }
-      ConfigNode root = (ConfigNode) r.value(TREE);
+      ConfigNode root = (ConfigNode) r.value(TREE, false);
       r.ws();
       return r.pos == r.end ? root : null;
-    } catch (NotJson | YamlTree.TreeException e) {
+    } catch (NotJson e) {
       return null;
     }
   }
 
-  private Object value(int mode) throws NotJson, YamlTree.TreeException {
+  private void skipBom() {
+    if (pos < end && s.charAt(pos) == '\uFEFF') {
+      pos++;
+      lineStart++;
+    }
+  }
+
+  private Object value(int mode, boolean resources) throws NotJson {
     ws();
+    if (pos == end) {
+      throw fail(pos, "expected a value, found the end of the file");
+    }
     int at = line;
-    char c = peek();
+    int col = pos - lineStart + 1;
+    char c = s.charAt(pos);
     switch (c) {
       case '{':
-        return object(mode, at);
+        return object(mode, at, col);
       case '[':
-        return array(mode, at, false);
+        return array(mode, at, col, resources);
       case '"': {
-        String v = string(mode != SKIP);
-        return mode == TREE ? Node.scalar(at, ConfigNode.Kind.SCALAR, v)
-            : mode == GSON ? new JsonPrimitive(v) : null;
+        String v = string(mode == TREE);
+        return mode == TREE ? new Node(at, col, ConfigNode.Kind.SCALAR, ConfigNode.Core.STRING, v,
+            false) : null;
       }
       case 't':
-        return literal("true", mode, at, Boolean.TRUE);
+        return literal("true", mode, at, col, ConfigNode.Core.BOOL);
       case 'f':
-        return literal("false", mode, at, Boolean.FALSE);
+        return literal("false", mode, at, col, ConfigNode.Core.BOOL);
       case 'n':
-        return literal("null", mode, at, null);
+        return literal("null", mode, at, col, ConfigNode.Core.NULL);
       default: {
-        String v = number(mode != SKIP);
-        if (mode == TREE) {
-          return Node.scalar(at, ConfigNode.Kind.SCALAR, v);
+        if (c != '-' && (c < '0' || c > '9')) {
+          throw fail(pos, c == '\'' ? "strings must be in double quotes"
+              : expected("a value (a string in double quotes, a number, true, false, null, an"
+                  + " object or an array)"));
         }
-        if (mode == GSON) {
-          boolean integer = v.indexOf('.') < 0 && v.indexOf('e') < 0 && v.indexOf('E') < 0;
-          return new JsonPrimitive(integer ? new BigInteger(v) : new BigDecimal(v));
-        }
-        return null;
+        int start = pos;
+        boolean integer = number();
+        return mode == TREE ? new Node(at, col, ConfigNode.Kind.SCALAR,
+            integer ? ConfigNode.Core.INT : ConfigNode.Core.FLOAT, s.substring(start, pos), !json)
+            : null;
       }
     }
   }
 
-  private Object object(int mode, int at) throws NotJson, YamlTree.TreeException {
+  private Object object(int mode, int at, int col) throws NotJson {
     enter();
     pos++;
     List<ConfigNode.Entry> entries = mode == TREE ? new ArrayList<>() : null;
-    JsonObject object = mode == GSON ? new JsonObject() : null;
     ws();
-    if (peek() == '}') {
+    if (pos < end && s.charAt(pos) == '}') {
       pos++;
     } else {
+      int comma = -1;
       while (true) {
         ws();
         int keyLine = line;
-        if (peek() != '"') {
-          throw NOT_JSON;
+        int keyCol = pos - lineStart + 1;
+        if (pos >= end || s.charAt(pos) != '"') {
+          throw comma >= 0 && pos < end && s.charAt(pos) == '}'
+              ? fail(comma, "a trailing comma is not allowed in JSON")
+              : fail(pos, expected("a key in double quotes"));
         }
-        String key = string(mode != SKIP);
+        String key = string(mode == TREE);
         ws();
-        if (next() != ':') {
-          throw NOT_JSON;
+        if (pos >= end || s.charAt(pos) != ':') {
+          throw fail(pos, expected("':' after the key"));
         }
+        pos++;
+        ws();
+        // The file's resources lists: each element kept as text (see Span).
+        Object v = value(mode, file && mode == TREE && key.equals("resources"));
         if (mode == TREE) {
-          ws();
-          ConfigNode v = key.equals("resources") && peek() == '['
-              ? (ConfigNode) array(TREE, line, true) : (ConfigNode) value(TREE);
-          entries.add(new ConfigNode.Entry(key, keyLine, v));
-        } else if (mode == GSON) {
-          if (object.has(key)) {
-            throw new YamlTree.TreeException(keyLine, "duplicate key '" + key + "'");
-          }
-          object.add(key, (JsonElement) value(GSON));
-        } else {
-          value(SKIP);
+          entries.add(new ConfigNode.Entry(key, keyLine, keyCol, (ConfigNode) v));
         }
         ws();
-        char d = next();
-        if (d == '}') {
+        if (pos < end && s.charAt(pos) == '}') {
+          pos++;
           break;
         }
-        if (d != ',') {
-          throw NOT_JSON;
+        if (pos >= end || s.charAt(pos) != ',') {
+          throw fail(pos, expected("',' or '}'"));
         }
+        comma = pos;
+        pos++;
       }
     }
     depth--;
-    return mode == TREE ? Node.map(at, entries) : object;
+    return mode == TREE ? Node.map(at, col, entries) : null;
   }
 
   /** An array; as a resource list, its elements are kept as their text (see {@link Span}). */
-  private Object array(int mode, int at, boolean resources) throws NotJson, YamlTree.TreeException {
+  private Object array(int mode, int at, int col, boolean resources) throws NotJson {
     enter();
     pos++;
     List<ConfigNode> items = mode == TREE ? new ArrayList<>() : null;
-    JsonArray array = mode == GSON ? new JsonArray() : null;
     ws();
-    if (peek() == ']') {
+    if (pos < end && s.charAt(pos) == ']') {
       pos++;
     } else {
+      int comma = -1;
       while (true) {
         ws();
-        if (resources) {
+        if (comma >= 0 && pos < end && s.charAt(pos) == ']') {
+          throw fail(comma, "a trailing comma is not allowed in JSON");
+        }
+        if (resources && mode == TREE) {
           int start = pos;
           int startLine = line;
-          value(SKIP);
-          items.add(new Span(startLine, s.substring(start, pos)));
+          int startCol = pos - lineStart + 1;
+          value(SKIP, false);
+          items.add(new Span(startLine, startCol, s.substring(start, pos), json));
         } else if (mode == TREE) {
-          items.add((ConfigNode) value(TREE));
-        } else if (mode == GSON) {
-          array.add((JsonElement) value(GSON));
+          items.add((ConfigNode) value(TREE, false));
         } else {
-          value(SKIP);
+          value(SKIP, false);
         }
         ws();
-        char d = next();
-        if (d == ']') {
+        if (pos < end && s.charAt(pos) == ']') {
+          pos++;
           break;
         }
-        if (d != ',') {
-          throw NOT_JSON;
+        if (pos >= end || s.charAt(pos) != ',') {
+          throw fail(pos, expected("',' or ']'"));
         }
+        comma = pos;
+        pos++;
       }
     }
     depth--;
-    return mode == TREE ? Node.seq(at, items) : array;
+    return mode == TREE ? Node.seq(at, col, items) : null;
   }
 
-  private Object literal(String word, int mode, int at, Boolean value) throws NotJson {
+  private Object literal(String word, int mode, int at, int col, ConfigNode.Core core)
+      throws NotJson {
     if (!s.startsWith(word, pos)) {
-      throw NOT_JSON;
+      throw fail(pos, expected("a value") + " (JSON's literals are true, false and null)");
     }
     pos += word.length();
-    if (mode == TREE) {
-      return value == null ? Node.scalar(at, ConfigNode.Kind.NULL, word)
-          : Node.scalar(at, ConfigNode.Kind.SCALAR, word);
+    if (mode != TREE) {
+      return null;
     }
-    if (mode == GSON) {
-      return value == null ? JsonNull.INSTANCE : new JsonPrimitive(value);
-    }
-    return null;
+    // A JSON null has no text; in a YAML file it is the plain scalar "null".
+    return core == ConfigNode.Core.NULL
+        ? new Node(at, col, ConfigNode.Kind.NULL, core, json ? null : word, !json)
+        : new Node(at, col, ConfigNode.Kind.SCALAR, core, word, !json);
   }
 
   private String string(boolean decode) throws NotJson {
+    int open = pos;
     pos++; // the opening quote
     int start = pos;
     StringBuilder sb = null;
     while (true) {
       if (pos >= end) {
-        throw NOT_JSON;
+        throw fail(open, "unterminated string");
       }
       char c = s.charAt(pos);
       if (c == '"') {
@@ -216,7 +270,8 @@ final class JsonConfig {
         return out;
       }
       if (c < 0x20) {
-        throw NOT_JSON; // raw control characters are not allowed in JSON strings
+        throw fail(pos, c == '\n' ? "unterminated string (a line break must be written \\n)"
+            : "a control character in a string must be escaped (\\t, \\u0000)");
       }
       if (c != '\\') {
         pos++;
@@ -229,9 +284,10 @@ final class JsonConfig {
         sb.append(s, start, pos);
       }
       if (pos + 1 >= end) {
-        throw NOT_JSON;
+        throw fail(open, "unterminated string");
       }
       char e = s.charAt(pos + 1);
+      int escape = pos;
       pos += 2;
       char v;
       switch (e) {
@@ -242,21 +298,18 @@ final class JsonConfig {
         case 'r' -> v = '\r';
         case 't' -> v = '\t';
         case 'u' -> {
-          if (pos + 4 > end) {
-            throw NOT_JSON;
-          }
           int code = 0;
           for (int i = 0; i < 4; i++) {
-            int digit = Character.digit(s.charAt(pos + i), 16);
+            int digit = pos + i < end ? Character.digit(s.charAt(pos + i), 16) : -1;
             if (digit < 0) {
-              throw NOT_JSON;
+              throw fail(escape, "invalid escape: \\u needs four hex digits");
             }
             code = code * 16 + digit;
           }
           pos += 4;
           v = (char) code;
         }
-        default -> throw NOT_JSON;
+        default -> throw fail(escape, "invalid escape \\" + e);
       }
       if (decode) {
         sb.append(v);
@@ -265,38 +318,45 @@ final class JsonConfig {
     }
   }
 
-  private String number(boolean keep) throws NotJson {
+  /** A number by RFC 8259's grammar; true if it has neither fraction nor exponent. */
+  private boolean number() throws NotJson {
     int start = pos;
+    boolean integer = true;
     if (at('-')) {
       pos++;
     }
     if (at('0')) {
       pos++;
+      if (pos < end && Character.isDigit(s.charAt(pos))) {
+        throw fail(start, "a number must not have leading zeros");
+      }
     } else {
-      digits();
+      digits(start);
     }
     if (at('.')) {
       pos++;
-      digits();
+      digits(start);
+      integer = false;
     }
     if (at('e') || at('E')) {
       pos++;
       if (at('+') || at('-')) {
         pos++;
       }
-      digits();
+      digits(start);
+      integer = false;
     }
-    return keep ? s.substring(start, pos) : null;
+    return integer;
   }
 
   /** One or more digits. */
-  private void digits() throws NotJson {
+  private void digits(int numberStart) throws NotJson {
     int start = pos;
     while (pos < end && s.charAt(pos) >= '0' && s.charAt(pos) <= '9') {
       pos++;
     }
     if (pos == start) {
-      throw NOT_JSON;
+      throw fail(numberStart, "invalid number");
     }
   }
 
@@ -304,17 +364,16 @@ final class JsonConfig {
     return pos < end && s.charAt(pos) == c;
   }
 
-  private char peek() throws NotJson {
+  /** "expected WHAT, found X"; a comment gets its own message, as the likeliest mistake. */
+  private String expected(String what) {
     if (pos >= end) {
-      throw NOT_JSON;
+      return "expected " + what + ", found the end of the file";
     }
-    return s.charAt(pos);
-  }
-
-  private char next() throws NotJson {
-    char c = peek();
-    pos++;
-    return c;
+    char c = s.charAt(pos);
+    if (c == '#' || c == '/' && pos + 1 < end && (s.charAt(pos + 1) == '/' || s.charAt(pos + 1) == '*')) {
+      return "comments are not allowed in JSON (RFC 8259); a .yaml file may have them";
+    }
+    return "expected " + what + ", found '" + new String(Character.toChars(s.codePointAt(pos))) + "'";
   }
 
   private void ws() {
@@ -322,6 +381,7 @@ final class JsonConfig {
       char c = s.charAt(pos);
       if (c == '\n') {
         line++;
+        lineStart = pos + 1;
       } else if (c != ' ' && c != '\t' && c != '\r') {
         return;
       }
@@ -331,36 +391,51 @@ final class JsonConfig {
 
   private void enter() throws NotJson {
     if (++depth > MAX_DEPTH) {
-      throw NOT_JSON;
+      throw fail(pos, "nested deeper than " + MAX_DEPTH + " levels");
     }
   }
 
-  /** A value of the file's structure (everything but the resources themselves). */
+  private NotJson fail(int at, String message) {
+    if (errorAt < 0) {
+      errorAt = at;
+      error = message;
+    }
+    return NOT_JSON;
+  }
+
+  /** A value of the file's structure, or of a resource parsed on a cache miss. */
   private static final class Node extends ConfigNode {
     final int line;
+    final int column;
     final Kind kind;
+    final Core core;
     final String scalar;
+    final boolean plain;
     final List<Entry> entries;
     final List<ConfigNode> items;
 
-    private Node(int line, Kind kind, String scalar, List<Entry> entries, List<ConfigNode> items) {
+    Node(int line, int column, Kind kind, Core core, String scalar, boolean plain) {
+      this(line, column, kind, core, scalar, plain, List.of(), List.of());
+    }
+
+    private Node(int line, int column, Kind kind, Core core, String scalar, boolean plain,
+        List<Entry> entries, List<ConfigNode> items) {
       this.line = line;
+      this.column = column;
       this.kind = kind;
+      this.core = core;
       this.scalar = scalar;
+      this.plain = plain;
       this.entries = entries;
       this.items = items;
     }
 
-    static Node scalar(int line, Kind kind, String text) {
-      return new Node(line, kind, text, List.of(), List.of());
+    static Node map(int line, int column, List<Entry> entries) {
+      return new Node(line, column, Kind.MAP, Core.STRING, null, false, entries, List.of());
     }
 
-    static Node map(int line, List<Entry> entries) {
-      return new Node(line, Kind.MAP, null, entries, List.of());
-    }
-
-    static Node seq(int line, List<ConfigNode> items) {
-      return new Node(line, Kind.SEQ, null, List.of(), items);
+    static Node seq(int line, int column, List<ConfigNode> items) {
+      return new Node(line, column, Kind.SEQ, Core.STRING, null, false, List.of(), items);
     }
 
     @Override
@@ -371,6 +446,11 @@ final class JsonConfig {
     @Override
     int line() {
       return line;
+    }
+
+    @Override
+    int column() {
+      return column;
     }
 
     @Override
@@ -385,31 +465,40 @@ final class JsonConfig {
 
     @Override
     String scalar() {
-      return kind == Kind.SCALAR ? scalar : null;
+      return scalar;
+    }
+
+    @Override
+    boolean plain() {
+      return plain;
+    }
+
+    @Override
+    Core core() {
+      return core;
     }
 
     @Override
     String resourceKey() {
       throw new IllegalStateException("not an element of a resources list");
     }
-
-    @Override
-    JsonElement json() {
-      throw new IllegalStateException("not an element of a resources list");
-    }
   }
 
   /**
    * One element of a {@code resources} list, as its text (already checked to be JSON). Equal text
-   * is an equal resource, so the text is the cache key; the JSON tree is built only on a miss.
+   * is an equal resource, so the text is the cache key; the tree is built only on a miss.
    */
   private static final class Span extends ConfigNode {
     final int line;
+    final int column;
     final String text;
+    final boolean json;
 
-    Span(int line, String text) {
+    Span(int line, int column, String text, boolean json) {
       this.line = line;
+      this.column = column;
       this.text = text;
+      this.json = json;
     }
 
     @Override
@@ -424,14 +513,19 @@ final class JsonConfig {
     }
 
     @Override
-    String resourceKey() {
-      return text;
+    int column() {
+      return column;
     }
 
     @Override
-    JsonElement json() throws YamlTree.TreeException {
+    String resourceKey() {
+      return json ? text : YAML_KEY_PREFIX + text;
+    }
+
+    @Override
+    ConfigNode tree() {
       try {
-        return (JsonElement) new JsonConfig(text, line).value(GSON);
+        return (ConfigNode) new JsonConfig(text, json, false, line, column).value(TREE, false);
       } catch (NotJson e) {
         throw new IllegalStateException("checked when the file was read", e);
       }

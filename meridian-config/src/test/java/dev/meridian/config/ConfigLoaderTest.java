@@ -123,6 +123,7 @@ class ConfigLoaderTest {
 
   @Test
   void unknownFieldNamesFileResourceAndField() throws Exception {
+    // Issue 18 §6: the line and column of the field itself, not of the resource's first line.
     Path p = write("bad.yaml", """
         resources:
           - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
@@ -130,7 +131,7 @@ class ConfigLoaderTest {
             conect_timeout: 1s
         """);
     assertThatThrownBy(() -> new ConfigLoader().load(p)).isInstanceOf(ConfigException.class)
-        .hasMessageContaining("bad.yaml:2:")
+        .hasMessageContaining("bad.yaml:4:5: ")
         .hasMessageContaining("resources[0]")
         .hasMessageContaining("'backend'")
         .hasMessageContaining("conect_timeout");
@@ -296,13 +297,14 @@ class ConfigLoaderTest {
         """;
 
     @Test
-    void strictJsonIsReadByTheFastReader() {
-      assertThat(JsonConfig.read(JSON)).isNotNull();
-      assertThat(JsonConfig.read("# yaml\n" + JSON)).isNull();
-      assertThat(JsonConfig.read("resources: []")).isNull();
-      assertThat(JsonConfig.read("{\"resources\": [1,]}")).isNull();
-      assertThat(JsonConfig.read("{\"a\": 01}")).isNull();
-      assertThat(JsonConfig.read("{\"a\": \"tab\there\"}")).isNull();
+    void strictJsonIsReadByTheFastReader() throws Exception {
+      assertThat(JsonConfig.readJson(JSON)).isNotNull();
+      assertThat(JsonConfig.readYamlAsJson(JSON)).isNotNull();
+      assertThat(JsonConfig.readYamlAsJson("# yaml\n" + JSON)).isNull();
+      assertThat(JsonConfig.readYamlAsJson("resources: []")).isNull();
+      assertThat(JsonConfig.readYamlAsJson("{\"resources\": [1,]}")).isNull();
+      assertThat(JsonConfig.readYamlAsJson("{\"a\": 01}")).isNull();
+      assertThat(JsonConfig.readYamlAsJson("{\"a\": \"tab\there\"}")).isNull();
     }
 
     @Test
@@ -347,7 +349,7 @@ class ConfigLoaderTest {
     }
 
     @Test
-    void problemsInAJsonFileNameTheLineOfTheResource() throws Exception {
+    void problemsInAJsonFileNameTheLineAndColumnOfTheField() throws Exception {
       Path p = write("bad.json", """
           {
             "resources": [
@@ -363,20 +365,25 @@ class ConfigLoaderTest {
           """);
       assertThatThrownBy(() -> new ConfigLoader().load(p)).isInstanceOfSatisfying(ConfigException.class,
           e -> assertThat(e.problems()).hasSize(3)
-              .anyMatch(m -> m.contains("bad.json:5: resources[1]") && m.contains("conect_timeout"))
-              .anyMatch(m -> m.contains("bad.json:8: resources[2]: duplicate key 'name'"))
-              .anyMatch(m -> m.contains("bad.json:10: unknown top-level key 'extra'")));
+              .anyMatch(m -> m.contains("bad.json:6:6: resources[1]") && m.contains("conect_timeout"))
+              .anyMatch(m -> m.contains("bad.json:8:19: resources[2]") && m.contains("duplicate key `name`"))
+              .anyMatch(m -> m.contains("bad.json:10:3: unknown top-level key 'extra'")));
     }
 
     @Test
-    void aJsonFileThatIsNotStrictJsonIsStillReadAsYaml() throws Exception {
-      Path p = write("lenient.json", """
+    void aJsonFileThatIsNotStrictJsonIsAnErrorButTheSameTextAsYamlLoads() throws Exception {
+      // Issue 18 §3: a .json file is strict JSON, not silently read again as YAML.
+      String lenient = """
           {"resources": [  # YAML allows comments, and unquoted keys
             {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", name: "x"}
           ]}
-          """);
-      assertThat(new ConfigLoader().load(p).config().defaults().get(ResourceType.CLUSTER).resources())
-          .containsOnlyKeys("x");
+          """;
+      Path p = write("lenient.json", lenient);
+      assertThatThrownBy(() -> new ConfigLoader().load(p))
+          .hasMessage(p + ":1:18: invalid JSON: comments are not allowed in JSON (RFC 8259); a"
+              + " .yaml file may have them");
+      assertThat(new ConfigLoader().load(write("lenient.yaml", lenient)).config().defaults()
+          .get(ResourceType.CLUSTER).resources()).containsOnlyKeys("x");
       Path dup = write("dup.json", "{\"resources\": [], \"resources\": []}\n");
       assertThatThrownBy(() -> new ConfigLoader().load(dup)).hasMessageContaining("dup.json:1:")
           .hasMessageContaining("duplicate key");
