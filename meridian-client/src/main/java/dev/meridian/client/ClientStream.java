@@ -14,8 +14,7 @@ abstract class ClientStream {
 
   final XdsClient client;
   final Bootstrap.ServerInfo server;
-  /** null: ADS. */
-  final ResourceType perType;
+  final StreamScope scope;
   private final Backoff backoff;
   boolean ready;
   boolean responseReceived;
@@ -23,10 +22,10 @@ abstract class ClientStream {
   private int generation;
   private Scheduler.Cancellable retry;
 
-  ClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
+  ClientStream(XdsClient client, Bootstrap.ServerInfo server, StreamScope scope) {
     this.client = client;
     this.server = server;
-    this.perType = perType;
+    this.scope = scope;
     this.backoff = Backoff.standard(client.options.random());
   }
 
@@ -39,7 +38,7 @@ abstract class ClientStream {
     responseReceived = false;
     open(generation);
     // Spec "Eventual consistency considerations": subscribe in make-before-break order.
-    for (ResourceType t : client.subscribedTypes(server, perType)) {
+    for (ResourceType t : client.subscribedTypes(server, scope)) {
       sendInitial(t);
     }
   }

@@ -30,14 +30,14 @@ final class DeltaClientStream extends ClientStream {
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
   private XdsTransport.Call<DeltaDiscoveryRequest> call;
 
-  DeltaClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
-    super(client, server, perType);
+  DeltaClientStream(XdsClient client, Bootstrap.ServerInfo server, StreamScope scope) {
+    super(client, server, scope);
   }
 
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transportFor(server).openDelta(perType, listenerFor(gen, this::handleResponse));
+    call = client.transportFor(server).openDelta(scope, listenerFor(gen, this::handleResponse));
   }
 
   /**
@@ -135,7 +135,7 @@ final class DeltaClientStream extends ClientStream {
     DeltaDiscoveryRequest.Builder ack = DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(response.getTypeUrl())
         .setResponseNonce(response.getNonce());
-    if (parsed.isEmpty() || (perType != null && parsed.get() != perType)) {
+    if (parsed.isEmpty() || !scope.carries(parsed.get())) {
       call.send(ack.setErrorDetail(com.google.rpc.Status.newBuilder()
           .setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage("unexpected type URL " + response.getTypeUrl())).build());

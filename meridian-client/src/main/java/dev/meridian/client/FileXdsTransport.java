@@ -72,10 +72,11 @@ public final class FileXdsTransport implements XdsTransport {
   }
 
   @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener) {
-    if (perType == null) {
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> listener) {
+    if (!(scope instanceof StreamScope.OneType one)) {
       return XdsTransport.unsupported(timer, listener, "there is no ADS over files: use per-type mode");
     }
+    ResourceType perType = one.type();
     Watch w = new Watch(perType, listener);
     Watch old = watches.put(perType, w);
     if (old != null) {
@@ -90,7 +91,7 @@ public final class FileXdsTransport implements XdsTransport {
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> listener) {
     return XdsTransport.unsupported(timer, listener, "there is no Incremental xDS over files");
   }

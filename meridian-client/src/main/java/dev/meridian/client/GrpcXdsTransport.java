@@ -1,6 +1,5 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -43,14 +42,14 @@ public final class GrpcXdsTransport implements XdsTransport {
   }
 
   @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> l) {
-    return open(sotwMethod(perType), l);
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> l) {
+    return open(sotwMethod(scope), l);
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> l) {
-    return open(deltaMethod(perType), l);
+    return open(deltaMethod(scope), l);
   }
 
   private <Q, R> Call<Q> open(MethodDescriptor<Q, R> method, Listener<R> l) {
@@ -90,11 +89,11 @@ public final class GrpcXdsTransport implements XdsTransport {
     };
   }
 
-  static MethodDescriptor<DiscoveryRequest, DiscoveryResponse> sotwMethod(ResourceType type) {
-    if (type == null) {
+  static MethodDescriptor<DiscoveryRequest, DiscoveryResponse> sotwMethod(StreamScope scope) {
+    if (!(scope instanceof StreamScope.OneType one)) {
       return AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod();
     }
-    return switch (type) {
+    return switch (one.type()) {
       case LISTENER -> ListenerDiscoveryServiceGrpc.getStreamListenersMethod();
       case ROUTE -> RouteDiscoveryServiceGrpc.getStreamRoutesMethod();
       case SCOPED_ROUTE -> ScopedRoutesDiscoveryServiceGrpc.getStreamScopedRoutesMethod();
@@ -109,11 +108,11 @@ public final class GrpcXdsTransport implements XdsTransport {
   }
 
   static MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse> deltaMethod(
-      ResourceType type) {
-    if (type == null) {
+      StreamScope scope) {
+    if (!(scope instanceof StreamScope.OneType one)) {
       return AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod();
     }
-    return switch (type) {
+    return switch (one.type()) {
       case LISTENER -> ListenerDiscoveryServiceGrpc.getDeltaListenersMethod();
       case ROUTE -> RouteDiscoveryServiceGrpc.getDeltaRoutesMethod();
       case SCOPED_ROUTE -> ScopedRoutesDiscoveryServiceGrpc.getDeltaScopedRoutesMethod();

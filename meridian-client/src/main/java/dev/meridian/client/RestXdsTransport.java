@@ -68,20 +68,20 @@ public final class RestXdsTransport implements XdsTransport {
   }
 
   @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener) {
-    if (perType == null || !PATHS.containsKey(perType)) {
-      Poll failed = new Poll(perType, listener);
-      timer.execute(() -> listener.onClosed(Status.UNIMPLEMENTED.withDescription(perType == null
-          ? "there is no ADS over REST: use per-type mode" : perType.typeUrl() + " has no REST API")));
-      return failed;
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> listener) {
+    if (!(scope instanceof StreamScope.OneType one)) {
+      return XdsTransport.unsupported(timer, listener, "there is no ADS over REST: use per-type mode");
     }
-    Poll poll = new Poll(perType, listener);
+    if (!PATHS.containsKey(one.type())) {
+      return XdsTransport.unsupported(timer, listener, one.type().typeUrl() + " has no REST API");
+    }
+    Poll poll = new Poll(one.type(), listener);
     timer.execute(listener::onReady);
     return poll;
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> listener) {
     return XdsTransport.unsupported(timer, listener, "there is no Incremental xDS over REST");
   }
@@ -102,7 +102,7 @@ public final class RestXdsTransport implements XdsTransport {
 
     @Override
     public synchronized void send(DiscoveryRequest request) {
-      if (cancelled || type == null) {
+      if (cancelled) {
         return;
       }
       latest = request.toBuilder().setTypeUrl(type.typeUrl()).build();

@@ -28,14 +28,14 @@ final class SotwClientStream extends ClientStream {
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
   private XdsTransport.Call<DiscoveryRequest> call;
 
-  SotwClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
-    super(client, server, perType);
+  SotwClientStream(XdsClient client, Bootstrap.ServerInfo server, StreamScope scope) {
+    super(client, server, scope);
   }
 
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transportFor(server).openSotw(perType, listenerFor(gen, this::handleResponse));
+    call = client.transportFor(server).openSotw(scope, listenerFor(gen, this::handleResponse));
   }
 
   @Override
@@ -111,13 +111,14 @@ final class SotwClientStream extends ClientStream {
   private void handleResponse(DiscoveryResponse response) {
     responseReceived = true;
     Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
-    if (parsed.isEmpty() || (perType != null && parsed.get() != perType)) {
+    if (parsed.isEmpty() || !scope.carries(parsed.get())) {
       // Cannot be applied at all: NACK it under its own type URL.
       call.send(DiscoveryRequest.newBuilder().setTypeUrl(response.getTypeUrl())
           .setResponseNonce(response.getNonce())
           .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
               .setMessage("unexpected type URL " + response.getTypeUrl()
-                  + (perType == null ? "" : " on the " + perType.typeUrl() + " stream")))
+                  + (scope instanceof StreamScope.OneType one
+                      ? " on the " + one.type().typeUrl() + " stream" : "")))
           .build());
       return;
     }

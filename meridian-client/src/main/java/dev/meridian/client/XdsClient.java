@@ -91,8 +91,8 @@ public final class XdsClient implements AutoCloseable {
   private final CallbackExecutor callbacks;
   private final List<AutoCloseable> owned = new ArrayList<>();
   private final Map<ResourceType, TypeState> types = new EnumMap<>(ResourceType.class);
-  /** One stream per server and type (type null: ADS). */
-  record StreamKey(Bootstrap.ServerInfo server, ResourceType type) {}
+  /** One stream per server and scope (ADS, or per type). */
+  record StreamKey(Bootstrap.ServerInfo server, StreamScope scope) {}
 
   private final Map<StreamKey, ClientStream> streams = new HashMap<>();
   private boolean shutdown;
@@ -338,11 +338,11 @@ public final class XdsClient implements AutoCloseable {
   }
 
   /** Types with at least one subscription, in make-before-break order (CDS, EDS, LDS, RDS...). */
-  List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, ResourceType perType) {
+  List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
     List<ResourceType> out = new ArrayList<>();
     for (ResourceType t : ResourceType.values()) {
       TypeState ts = types.get(t);
-      if ((perType == null || perType == t) && ts != null && ts.subscribed(server)) {
+      if (scope.carries(t) && ts != null && ts.subscribed(server)) {
         out.add(t);
       }
     }
@@ -350,15 +350,20 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private StreamKey keyFor(Bootstrap.ServerInfo server, ResourceType type) {
-    return new StreamKey(server, options.mode() == Mode.ADS ? null : type);
+    return new StreamKey(server, switch (options.mode()) {
+      case ADS -> StreamScope.ADS;
+      case PER_TYPE -> StreamScope.of(type);
+    });
   }
 
   private ClientStream streamFor(Bootstrap.ServerInfo server, ResourceType type) {
     StreamKey key = keyFor(server, type);
     ClientStream s = streams.get(key);
     if (s == null) {
-      s = options.protocol() == Protocol.SOTW ? new SotwClientStream(this, server, key.type())
-          : new DeltaClientStream(this, server, key.type());
+      s = switch (options.protocol()) {
+        case SOTW -> new SotwClientStream(this, server, key.scope());
+        case DELTA -> new DeltaClientStream(this, server, key.scope());
+      };
       streams.put(key, s);
       s.start();
     }
@@ -505,7 +510,7 @@ public final class XdsClient implements AutoCloseable {
   // Called by the streams, on ctx
 
   void onStreamReady(ClientStream s) {
-    for (ResourceType t : subscribedTypes(s.server, s.perType)) {
+    for (ResourceType t : subscribedTypes(s.server, s.scope)) {
       TypeState ts = state(t);
       for (Entry e : ts.entries.values()) {
         if (s.server.equals(e.server)) {
@@ -516,7 +521,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   void onStreamClosed(ClientStream s, Status status) {
-    for (ResourceType t : subscribedTypes(s.server, s.perType)) {
+    for (ResourceType t : subscribedTypes(s.server, s.scope)) {
       TypeState ts = state(t);
       String failed = ConnectFailure.describe(status, s.server.serverUri());
       XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null, failed != null ? failed

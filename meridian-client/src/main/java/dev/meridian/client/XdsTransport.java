@@ -1,6 +1,5 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -13,11 +12,11 @@ import io.grpc.Status;
  * any thread; the client hops onto its own context before touching state.
  */
 public interface XdsTransport extends AutoCloseable {
-  /** Opens {@code StreamAggregatedResources} (type null) or the per-type Stream* method. */
-  Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener);
+  /** Opens {@code StreamAggregatedResources} or the scope's type's Stream* method. */
+  Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> listener);
 
-  /** Opens {@code DeltaAggregatedResources} (type null) or the per-type Delta* method. */
-  Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  /** Opens {@code DeltaAggregatedResources} or the scope's type's Delta* method. */
+  Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> listener);
 
   @Override

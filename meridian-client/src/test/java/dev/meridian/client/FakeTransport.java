@@ -1,6 +1,5 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -14,13 +13,13 @@ import java.util.List;
 /** A scripted peer: the test reads what the client sent and answers for the server. */
 final class FakeTransport implements XdsTransport {
   static final class FakeCall<Q, R> implements Call<Q> {
-    final ResourceType perType;
+    final StreamScope scope;
     final Listener<R> listener;
     final Deque<Q> requests = new ArrayDeque<>();
     boolean cancelled;
 
-    FakeCall(ResourceType perType, Listener<R> listener) {
-      this.perType = perType;
+    FakeCall(StreamScope scope, Listener<R> listener) {
+      this.scope = scope;
       this.listener = listener;
     }
 
@@ -61,16 +60,16 @@ final class FakeTransport implements XdsTransport {
   boolean closed;
 
   @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> l) {
-    FakeCall<DiscoveryRequest, DiscoveryResponse> c = new FakeCall<>(perType, l);
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> l) {
+    FakeCall<DiscoveryRequest, DiscoveryResponse> c = new FakeCall<>(scope, l);
     sotwCalls.add(c);
     return c;
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> l) {
-    FakeCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> c = new FakeCall<>(perType, l);
+    FakeCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> c = new FakeCall<>(scope, l);
     deltaCalls.add(c);
     return c;
   }
