@@ -1,20 +1,32 @@
 package dev.meridian.client;
 
 import dev.meridian.protocol.ResourceType;
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.function.DoubleSupplier;
 
 /**
  * One discovery stream (ADS: all types; otherwise one type) and its reconnect loop. Subclasses
  * speak SotW or Delta; everything here runs on the client's context. The model is grpc-java's
- * ControlPlaneClient.
+ * ControlPlaneClient: it knows the client only through {@link ResourceStore} and
+ * {@link ResponseHandler}.
  */
 abstract class ClientStream {
   private static final System.Logger LOG = System.getLogger("dev.meridian.client");
 
-  final XdsClient client;
+  /** What a stream is given by its owner. */
+  record Deps(XdsTransport transport, Node node, ResourceStore store, ResponseHandler handler,
+      SerializingContext ctx, Scheduler scheduler, DoubleSupplier random) {}
+
   final Bootstrap.ServerInfo server;
   final StreamScope scope;
+  final XdsTransport transport;
+  final Node node;
+  final ResourceStore store;
+  final ResponseHandler handler;
+  final SerializingContext ctx;
+  private final Scheduler scheduler;
   private final Backoff backoff;
   boolean ready;
   boolean responseReceived;
@@ -22,11 +34,16 @@ abstract class ClientStream {
   private int generation;
   private Scheduler.Cancellable retry;
 
-  ClientStream(XdsClient client, Bootstrap.ServerInfo server, StreamScope scope) {
-    this.client = client;
+  ClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
     this.server = server;
     this.scope = scope;
-    this.backoff = Backoff.standard(client.options.random());
+    this.transport = deps.transport();
+    this.node = deps.node();
+    this.store = deps.store();
+    this.handler = deps.handler();
+    this.ctx = deps.ctx();
+    this.scheduler = deps.scheduler();
+    this.backoff = Backoff.standard(deps.random());
   }
 
   final void start() {
@@ -38,7 +55,7 @@ abstract class ClientStream {
     responseReceived = false;
     open(generation);
     // Spec "Eventual consistency considerations": subscribe in make-before-break order.
-    for (ResourceType t : client.subscribedTypes(server, scope)) {
+    for (ResourceType t : store.subscribedTypes(server, scope)) {
       sendInitial(t);
     }
   }
@@ -66,7 +83,7 @@ abstract class ClientStream {
       return;
     }
     ready = true;
-    client.onStreamReady(this);
+    handler.handleStreamReady(server, scope);
   }
 
   /**
@@ -80,7 +97,7 @@ abstract class ClientStream {
     ready = false;
     dropCall();
     LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
-    client.onStreamClosed(this, status);
+    handler.handleStreamClosed(server, scope, status);
     if (responseReceived) {
       backoff.reset();
       start();
@@ -88,7 +105,7 @@ abstract class ClientStream {
     }
     Duration delay = backoff.next();
     LOG.log(System.Logger.Level.DEBUG, "reconnecting in {0}", delay);
-    retry = client.scheduler.schedule(() -> client.ctx.execute(() -> {
+    retry = scheduler.schedule(() -> ctx.execute(() -> {
       retry = null;
       start();
     }), delay);
@@ -107,12 +124,12 @@ abstract class ClientStream {
     return new XdsTransport.Listener<>() {
       @Override
       public void onReady() {
-        client.ctx.execute(() -> handleReady(gen));
+        ctx.execute(() -> handleReady(gen));
       }
 
       @Override
       public void onMessage(R response) {
-        client.ctx.execute(() -> {
+        ctx.execute(() -> {
           if (current(gen)) {
             onResponse.accept(response);
           }
@@ -121,7 +138,7 @@ abstract class ClientStream {
 
       @Override
       public void onClosed(io.grpc.Status status) {
-        client.ctx.execute(() -> handleClosed(gen, status));
+        ctx.execute(() -> handleClosed(gen, status));
       }
     };
   }

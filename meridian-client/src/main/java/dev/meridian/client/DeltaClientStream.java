@@ -30,14 +30,14 @@ final class DeltaClientStream extends ClientStream {
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
   private XdsTransport.Call<DeltaDiscoveryRequest> call;
 
-  DeltaClientStream(XdsClient client, Bootstrap.ServerInfo server, StreamScope scope) {
-    super(client, server, scope);
+  DeltaClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
+    super(server, scope, deps);
   }
 
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transportFor(server).openDelta(scope, listenerFor(gen, this::handleResponse));
+    call = transport.openDelta(scope, listenerFor(gen, this::handleResponse));
   }
 
   /**
@@ -47,15 +47,15 @@ final class DeltaClientStream extends ClientStream {
    */
   @Override
   void sendInitial(ResourceType type) {
-    XdsClient.TypeState ts = client.state(type);
+    ResourceStore.Interest want = store.interest(server, type);
     PerType p = new PerType();
     perTypes.put(type, p);
-    Set<String> named = ts.namedSubscriptions(server);
+    Set<String> named = want.names();
     DeltaDiscoveryRequest.Builder r = DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(type.typeUrl())
-        .setNode(client.bootstrap.node())
-        .putAllInitialResourceVersions(ts.heldVersions(server));
-    if (ts.wildcardOn(server)) {
+        .setNode(node)
+        .putAllInitialResourceVersions(store.heldVersions(server, type));
+    if (want.wildcard()) {
       p.wildcard = true;
       if (!named.isEmpty()) {
         p.explicitWildcard = true;
@@ -74,14 +74,14 @@ final class DeltaClientStream extends ClientStream {
       return;
     }
     PerType p = perTypes.get(type);
-    XdsClient.TypeState ts = client.state(type);
+    ResourceStore.Interest interest = store.interest(server, type);
     if (p == null) {
-      if (ts.subscribed(server)) {
+      if (interest.any()) {
         sendInitial(type); // an empty first request would mean the legacy wildcard
       }
       return;
     }
-    Set<String> want = ts.namedSubscriptions(server);
+    Set<String> want = interest.names();
     List<String> subscribe = new ArrayList<>();
     List<String> unsubscribe = new ArrayList<>();
     for (String n : want) {
@@ -94,7 +94,7 @@ final class DeltaClientStream extends ClientStream {
         unsubscribe.add(n);
       }
     }
-    boolean wildcard = ts.wildcardOn(server);
+    boolean wildcard = interest.wildcard();
     if (wildcard && (!p.wildcard || (!p.explicitWildcard && !subscribe.isEmpty()))) {
       // Naming a resource ends the legacy wildcard, so from then on the wildcard is explicit.
       subscribe.add(0, Subscription.WILDCARD);
@@ -143,7 +143,7 @@ final class DeltaClientStream extends ClientStream {
     }
     DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
         response.getRemovedResourcesList());
-    List<String> errors = client.applyResponse(server, d, response.getSystemVersionInfo(), null);
+    List<String> errors = handler.handleDeltaResponse(server, d, response.getSystemVersionInfo());
     if (!errors.isEmpty()) {
       ack.setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage(d.errorDetail()));

@@ -28,14 +28,14 @@ final class SotwClientStream extends ClientStream {
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
   private XdsTransport.Call<DiscoveryRequest> call;
 
-  SotwClientStream(XdsClient client, Bootstrap.ServerInfo server, StreamScope scope) {
-    super(client, server, scope);
+  SotwClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
+    super(server, scope, deps);
   }
 
   @Override
   void open(int gen) {
     perTypes.clear();
-    call = client.transportFor(server).openSotw(scope, listenerFor(gen, this::handleResponse));
+    call = transport.openSotw(scope, listenerFor(gen, this::handleResponse));
   }
 
   @Override
@@ -66,11 +66,11 @@ final class SotwClientStream extends ClientStream {
 
   /** Sends the type's request; with {@code onlyIfChanged}, only when the names changed. */
   private void send(ResourceType type, String errorDetail, boolean onlyIfChanged) {
-    XdsClient.TypeState ts = client.state(type);
+    ResourceStore.Interest want = store.interest(server, type);
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
-    Set<String> named = ts.namedSubscriptions(server);
+    Set<String> named = want.names();
     List<String> names = new ArrayList<>();
-    if (ts.wildcardOn(server)) {
+    if (want.wildcard()) {
       // Spec "How the client specifies what resources to return": an empty list is the legacy
       // wildcard, understood by every server, as long as we never named anything on this stream.
       if (!named.isEmpty() || p.everNamed) {
@@ -89,11 +89,11 @@ final class SotwClientStream extends ClientStream {
     }
     DiscoveryRequest.Builder r = DiscoveryRequest.newBuilder()
         .setTypeUrl(type.typeUrl())
-        .setVersionInfo(ts.acceptedVersion(server))
+        .setVersionInfo(store.acceptedVersion(server, type))
         .setResponseNonce(p.nonce)
         .addAllResourceNames(names);
     if (!p.sent) {
-      r.setNode(client.bootstrap.node()); // spec: the node is needed on the first request only
+      r.setNode(node); // spec: the node is needed on the first request only
     }
     if (errorDetail != null) {
       r.setErrorDetail(com.google.rpc.Status.newBuilder()
@@ -128,7 +128,8 @@ final class SotwClientStream extends ClientStream {
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
     // Whatever request this response answers, it named these resources.
     Set<String> requested = p.inEveryRequest == null ? Set.of() : Set.copyOf(p.inEveryRequest);
-    List<String> errors = client.applyResponse(server, d, response.getVersionInfo(), requested);
+    List<String> errors = handler.handleSotwResponse(server, d, response.getVersionInfo(),
+        requested);
     p.nonce = response.getNonce();
     // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
     send(type, errors.isEmpty() ? null : d.errorDetail(), false);

@@ -225,14 +225,14 @@ public final class XdsClient implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // State (touched only on ctx)
 
-  XdsTransport transportFor(Bootstrap.ServerInfo server) {
+  private XdsTransport transportFor(Bootstrap.ServerInfo server) {
     synchronized (transports) {
       return transports.computeIfAbsent(server, transportFactory);
     }
   }
 
   /** One resource the client is interested in or (for wildcard) knows about. */
-  static final class Entry {
+  private static final class Entry {
     final String name;
     /** The server it is subscribed on; null: its authority is not in the bootstrap. */
     final Bootstrap.ServerInfo server;
@@ -260,7 +260,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   /** Per type: subscriptions, cache and the accepted version per server. */
-  static final class TypeState {
+  private static final class TypeState {
     final ResourceType type;
     final Bootstrap.ServerInfo primary;
     final Map<String, Entry> entries = new LinkedHashMap<>();
@@ -286,19 +286,14 @@ public final class XdsClient implements AutoCloseable {
       return acceptedVersions.getOrDefault(server, "");
     }
 
-    Set<String> namedSubscriptions(Bootstrap.ServerInfo server) {
+    ResourceStore.Interest interest(Bootstrap.ServerInfo server) {
       Set<String> names = new LinkedHashSet<>();
       for (Entry e : entries.values()) {
         if (!e.watchers.isEmpty() && server.equals(e.server)) {
           names.add(e.name);
         }
       }
-      return names;
-    }
-
-    boolean subscribed(Bootstrap.ServerInfo server) {
-      return wildcardOn(server) || entries.values().stream()
-          .anyMatch(e -> !e.watchers.isEmpty() && server.equals(e.server));
+      return new ResourceStore.Interest(wildcardOn(server), names);
     }
 
     /** What a reconnecting stream tells the server it holds (Delta initial_resource_versions). */
@@ -314,7 +309,7 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  final class WatchImpl implements Watch {
+  private final class WatchImpl implements Watch {
     final ResourceType type;
     final String name; // null: wildcard
     final ResourceWatcher watcher;
@@ -333,16 +328,16 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  TypeState state(ResourceType type) {
+  private TypeState state(ResourceType type) {
     return types.computeIfAbsent(type, t -> new TypeState(t, bootstrap.primary()));
   }
 
   /** Types with at least one subscription, in make-before-break order (CDS, EDS, LDS, RDS...). */
-  List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
+  private List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
     List<ResourceType> out = new ArrayList<>();
     for (ResourceType t : ResourceType.values()) {
       TypeState ts = types.get(t);
-      if (scope.carries(t) && ts != null && ts.subscribed(server)) {
+      if (scope.carries(t) && ts != null && ts.interest(server).any()) {
         out.add(t);
       }
     }
@@ -360,9 +355,11 @@ public final class XdsClient implements AutoCloseable {
     StreamKey key = keyFor(server, type);
     ClientStream s = streams.get(key);
     if (s == null) {
+      ClientStream.Deps deps = new ClientStream.Deps(transportFor(server), bootstrap.node(),
+          streamSide, streamSide, ctx, scheduler, options.random());
       s = switch (options.protocol()) {
-        case SOTW -> new SotwClientStream(this, server, key.scope());
-        case DELTA -> new DeltaClientStream(this, server, key.scope());
+        case SOTW -> new SotwClientStream(server, key.scope(), deps);
+        case DELTA -> new DeltaClientStream(server, key.scope(), deps);
       };
       streams.put(key, s);
       s.start();
@@ -507,50 +504,139 @@ public final class XdsClient implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Called by the streams, on ctx
+  // What the streams see of the client: only these two narrow interfaces.
 
-  void onStreamReady(ClientStream s) {
-    for (ResourceType t : subscribedTypes(s.server, s.scope)) {
+  private final StreamSide streamSide = new StreamSide();
+
+  private final class StreamSide implements ResourceStore, ResponseHandler {
+    @Override
+    public List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
+      return XdsClient.this.subscribedTypes(server, scope);
+    }
+
+    @Override
+    public Interest interest(Bootstrap.ServerInfo server, ResourceType type) {
+      TypeState ts = types.get(type);
+      return ts == null ? Interest.NONE : ts.interest(server);
+    }
+
+    @Override
+    public String acceptedVersion(Bootstrap.ServerInfo server, ResourceType type) {
+      TypeState ts = types.get(type);
+      return ts == null ? "" : ts.acceptedVersion(server);
+    }
+
+    @Override
+    public Map<String, String> heldVersions(Bootstrap.ServerInfo server, ResourceType type) {
+      TypeState ts = types.get(type);
+      return ts == null ? Map.of() : ts.heldVersions(server);
+    }
+
+    @Override
+    public void handleStreamReady(Bootstrap.ServerInfo server, StreamScope scope) {
+      streamReady(server, scope);
+    }
+
+    @Override
+    public void handleStreamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status) {
+      streamClosed(server, scope, status);
+    }
+
+    @Override
+    public List<String> handleSotwResponse(Bootstrap.ServerInfo server, DecodedResponse response,
+        String versionInfo, Set<String> namedInEveryRequest) {
+      return applySotw(server, response, versionInfo, namedInEveryRequest);
+    }
+
+    @Override
+    public List<String> handleDeltaResponse(Bootstrap.ServerInfo server, DecodedResponse response,
+        String systemVersionInfo) {
+      return applyDelta(server, response, systemVersionInfo);
+    }
+  }
+
+  private void streamReady(Bootstrap.ServerInfo server, StreamScope scope) {
+    for (ResourceType t : subscribedTypes(server, scope)) {
       TypeState ts = state(t);
       for (Entry e : ts.entries.values()) {
-        if (s.server.equals(e.server)) {
+        if (server.equals(e.server)) {
           startDneTimer(ts, e);
         }
       }
     }
   }
 
-  void onStreamClosed(ClientStream s, Status status) {
-    for (ResourceType t : subscribedTypes(s.server, s.scope)) {
+  private void streamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status) {
+    for (ResourceType t : subscribedTypes(server, scope)) {
       TypeState ts = state(t);
-      String failed = ConnectFailure.describe(status, s.server.serverUri());
+      String failed = ConnectFailure.describe(status, server.serverUri());
       XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null, failed != null ? failed
-          : "xDS stream to " + s.server.serverUri() + " closed: " + status.getCode()
+          : "xDS stream to " + server.serverUri() + " closed: " + status.getCode()
               + (status.getDescription() == null ? "" : " " + status.getDescription()));
       for (Entry e : ts.entries.values()) {
         // The timers restart when the next stream is ready (grpc-java does the same).
-        if (s.server.equals(e.server) && e.dneTimer != null) {
+        if (server.equals(e.server) && e.dneTimer != null) {
           e.dneTimer.cancel();
           e.dneTimer = null;
         }
       }
-      for (WatchImpl w : distinctWatchers(ts, s.server)) {
+      for (WatchImpl w : distinctWatchers(ts, server)) {
         deliver(w, x -> x.onError(err));
       }
     }
   }
 
   /**
-   * Applies a decoded response and returns its problems (empty: ACK). Valid resources are used
-   * even when others are rejected; rejected ones keep their last good value.
-   *
-   * @param sotwRequested null for Delta; for SotW the names every request on the stream carried,
-   *     so the response (whichever request it answers) was asked for them
+   * A SotW response: its resources, then (spec "Grouping Resources into Responses") for
+   * Listener/Cluster the deletion of what it omits. Returns the problems (empty: ACK).
    */
-  List<String> applyResponse(Bootstrap.ServerInfo server, DecodedResponse d, String version,
-      Set<String> sotwRequested) {
-    boolean sotw = sotwRequested != null;
+  private List<String> applySotw(Bootstrap.ServerInfo server, DecodedResponse d, String version,
+      Set<String> namedInEveryRequest) {
     TypeState ts = state(d.type);
+    Set<String> seen = applyResources(ts, server, d, version);
+    // In SotW a Listener/Cluster response is the whole state, so a resource it omits is deleted
+    // (unless the server asked us not to, gRFC A53).
+    // Spec "Knowing When a Requested Resource Does Not Exist" (SotW): a newly requested resource
+    // missing from a response proves nothing, the response may answer an earlier request; so
+    // while its does-not-exist timer runs, only the timer decides, unless every request on this
+    // stream named it (then the response answers a request that asked for it).
+    if (d.type.fullStateInSotw() && !d.unnamedErrors && !server.ignoreResourceDeletion()) {
+      for (Entry e : new ArrayList<>(ts.entries.values())) {
+        if (!seen.contains(e.name) && server.equals(e.server)
+            && (e.dneTimer == null || !e.dneTimer.isPending()
+                || namedInEveryRequest.contains(e.name))) {
+          remove(ts, e);
+        }
+      }
+    }
+    responseProcessed(ts, server, d);
+    return d.errors;
+  }
+
+  /** A Delta response: its resources, then its removed_resources. Returns the problems. */
+  private List<String> applyDelta(Bootstrap.ServerInfo server, DecodedResponse d,
+      String systemVersion) {
+    TypeState ts = state(d.type);
+    applyResources(ts, server, d, systemVersion);
+    // Spec "Incremental xDS", "Knowing When a Requested Resource Does Not Exist": the server names
+    // a subscribed resource that does not exist in removed_resources, no timeout needed.
+    for (String name : d.removed) {
+      Entry e = ts.entries.get(name);
+      if (e != null && server.equals(e.server)) {
+        remove(ts, e);
+      }
+    }
+    responseProcessed(ts, server, d);
+    return d.errors;
+  }
+
+  /**
+   * Applies what a response carries, whichever the variant, and returns the names it mentioned.
+   * Valid resources are used even when others are rejected; rejected ones keep their last good
+   * value.
+   */
+  private Set<String> applyResources(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d,
+      String version) {
     if (d.errors.isEmpty()) {
       ts.acceptedVersions.put(server, version);
     }
@@ -602,36 +688,16 @@ public final class XdsClient implements AutoCloseable {
         notifyAll(ts, e, x -> x.onError(err));
       }
     }
-    // Spec "Grouping Resources into Responses": in SotW a Listener/Cluster response is the whole
-    // state, so a resource it omits is deleted (unless the server asked us not to, gRFC A53).
-    // Spec "Knowing When a Requested Resource Does Not Exist" (SotW): a newly requested resource
-    // missing from a response proves nothing, the response may answer an earlier request; so
-    // while its does-not-exist timer runs, only the timer decides, unless every request on this
-    // stream named it (then the response answers a request that asked for it).
-    if (sotw && d.type.fullStateInSotw() && !d.unnamedErrors
-        && !server.ignoreResourceDeletion()) {
-      for (Entry e : new ArrayList<>(ts.entries.values())) {
-        if (!seen.contains(e.name) && server.equals(e.server)
-            && (e.dneTimer == null || !e.dneTimer.isPending()
-                || sotwRequested.contains(e.name))) {
-          remove(ts, e);
-        }
-      }
-    }
-    // Spec "Incremental xDS", "Knowing When a Requested Resource Does Not Exist": the server names
-    // a subscribed resource that does not exist in removed_resources, no timeout needed.
-    for (String name : d.removed) {
-      Entry e = ts.entries.get(name);
-      if (e != null && server.equals(e.server)) {
-        remove(ts, e);
-      }
-    }
+    return seen;
+  }
+
+  /** Every watcher of the type hears that a response was processed, and whether it was NACKed. */
+  private void responseProcessed(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d) {
     String accepted = ts.acceptedVersion(server);
     boolean nacked = !d.errors.isEmpty();
     for (WatchImpl w : distinctWatchers(ts, server)) {
       deliver(w, x -> x.onResponseProcessed(d.type, accepted, nacked));
     }
-    return d.errors;
   }
 
   /**
