@@ -47,6 +47,7 @@ abstract class ClientStream {
   }
 
   final void start() {
+    ctx.throwIfNotInThisContext();
     if (stopped) {
       return;
     }
@@ -79,6 +80,7 @@ abstract class ClientStream {
   }
 
   final void handleReady(int gen) {
+    ctx.throwIfNotInThisContext();
     if (!current(gen) || ready) {
       return;
     }
@@ -91,6 +93,7 @@ abstract class ClientStream {
    * after an exponential backoff with jitter (gRPC's connection-backoff.md).
    */
   final void handleClosed(int gen, Status status) {
+    ctx.throwIfNotInThisContext();
     if (!current(gen)) {
       return;
     }
@@ -112,6 +115,7 @@ abstract class ClientStream {
   }
 
   final void shutdown() {
+    ctx.throwIfNotInThisContext();
     stopped = true;
     if (retry != null) {
       retry.cancel();

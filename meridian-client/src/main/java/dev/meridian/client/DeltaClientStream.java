@@ -36,6 +36,7 @@ final class DeltaClientStream extends ClientStream {
 
   @Override
   void open(int gen) {
+    ctx.throwIfNotInThisContext();
     perTypes.clear();
     call = transport.openDelta(scope, listenerFor(gen, this::handleResponse));
   }
@@ -47,6 +48,7 @@ final class DeltaClientStream extends ClientStream {
    */
   @Override
   void sendInitial(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     ResourceStore.Interest want = store.interest(server, type);
     PerType p = new PerType();
     perTypes.put(type, p);
@@ -70,6 +72,7 @@ final class DeltaClientStream extends ClientStream {
 
   @Override
   void subscriptionChanged(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     if (call == null) {
       return;
     }
@@ -117,12 +120,14 @@ final class DeltaClientStream extends ClientStream {
 
   @Override
   void dropCall() {
+    ctx.throwIfNotInThisContext();
     call = null;
     perTypes.clear();
   }
 
   @Override
   void cancelCall(String reason) {
+    ctx.throwIfNotInThisContext();
     if (call != null) {
       call.cancel(reason);
       call = null;
@@ -130,6 +135,7 @@ final class DeltaClientStream extends ClientStream {
   }
 
   private void handleResponse(DeltaDiscoveryResponse response) {
+    ctx.throwIfNotInThisContext();
     responseReceived = true;
     Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
     DeltaDiscoveryRequest.Builder ack = DeltaDiscoveryRequest.newBuilder()

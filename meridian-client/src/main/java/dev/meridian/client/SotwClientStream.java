@@ -34,17 +34,20 @@ final class SotwClientStream extends ClientStream {
 
   @Override
   void open(int gen) {
+    ctx.throwIfNotInThisContext();
     perTypes.clear();
     call = transport.openSotw(scope, listenerFor(gen, this::handleResponse));
   }
 
   @Override
   void sendInitial(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     send(type, null, false);
   }
 
   @Override
   void subscriptionChanged(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     if (call != null) {
       send(type, null, true);
     }
@@ -52,12 +55,14 @@ final class SotwClientStream extends ClientStream {
 
   @Override
   void dropCall() {
+    ctx.throwIfNotInThisContext();
     call = null;
     perTypes.clear();
   }
 
   @Override
   void cancelCall(String reason) {
+    ctx.throwIfNotInThisContext();
     if (call != null) {
       call.cancel(reason);
       call = null;
@@ -66,6 +71,7 @@ final class SotwClientStream extends ClientStream {
 
   /** Sends the type's request; with {@code onlyIfChanged}, only when the names changed. */
   private void send(ResourceType type, String errorDetail, boolean onlyIfChanged) {
+    ctx.throwIfNotInThisContext();
     ResourceStore.Interest want = store.interest(server, type);
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
     Set<String> named = want.names();
@@ -109,6 +115,7 @@ final class SotwClientStream extends ClientStream {
   }
 
   private void handleResponse(DiscoveryResponse response) {
+    ctx.throwIfNotInThisContext();
     responseReceived = true;
     Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
     if (parsed.isEmpty() || !scope.carries(parsed.get())) {

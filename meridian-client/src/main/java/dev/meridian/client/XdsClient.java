@@ -329,11 +329,13 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private TypeState state(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     return types.computeIfAbsent(type, t -> new TypeState(t, bootstrap.primary()));
   }
 
   /** Types with at least one subscription, in make-before-break order (CDS, EDS, LDS, RDS...). */
   private List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
+    ctx.throwIfNotInThisContext();
     List<ResourceType> out = new ArrayList<>();
     for (ResourceType t : ResourceType.values()) {
       TypeState ts = types.get(t);
@@ -352,6 +354,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private ClientStream streamFor(Bootstrap.ServerInfo server, ResourceType type) {
+    ctx.throwIfNotInThisContext();
     StreamKey key = keyFor(server, type);
     ClientStream s = streams.get(key);
     if (s == null) {
@@ -368,6 +371,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void addWatch(WatchImpl w) {
+    ctx.throwIfNotInThisContext();
     if (shutdown || w.cancelled) {
       return;
     }
@@ -395,6 +399,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** Registers named watches, then tells each server once. */
   private void addNamedWatches(List<WatchImpl> ws) {
+    ctx.throwIfNotInThisContext();
     List<Entry> fresh = new ArrayList<>();
     for (WatchImpl w : ws) {
       if (!shutdown && !w.cancelled) {
@@ -422,6 +427,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** Adds a named watch to its entry; returns the entry if it is newly subscribed. */
   private Entry register(WatchImpl w) {
+    ctx.throwIfNotInThisContext();
     TypeState ts = state(w.type);
     Entry e = ts.entries.computeIfAbsent(w.name,
         n -> new Entry(n, bootstrap.serverFor(n).orElse(null)));
@@ -444,6 +450,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void removeWatch(WatchImpl w) {
+    ctx.throwIfNotInThisContext();
     TypeState ts = types.get(w.type);
     if (ts == null || shutdown) {
       return;
@@ -488,6 +495,7 @@ public final class XdsClient implements AutoCloseable {
    * ready stream, so that a slow connection is not mistaken for an absent resource.
    */
   private void startDneTimer(TypeState ts, Entry e) {
+    ctx.throwIfNotInThisContext();
     if (e.data != null || e.absent || e.dneTimer != null || e.watchers.isEmpty()) {
       return;
     }
@@ -506,9 +514,10 @@ public final class XdsClient implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // What the streams see of the client: only these two narrow interfaces.
 
-  private final StreamSide streamSide = new StreamSide();
+  final StreamSide streamSide = new StreamSide();
 
-  private final class StreamSide implements ResourceStore, ResponseHandler {
+  /** The client as its streams see it; every method asserts the context. */
+  final class StreamSide implements ResourceStore, ResponseHandler {
     @Override
     public List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
       return XdsClient.this.subscribedTypes(server, scope);
@@ -516,18 +525,21 @@ public final class XdsClient implements AutoCloseable {
 
     @Override
     public Interest interest(Bootstrap.ServerInfo server, ResourceType type) {
+      ctx.throwIfNotInThisContext();
       TypeState ts = types.get(type);
       return ts == null ? Interest.NONE : ts.interest(server);
     }
 
     @Override
     public String acceptedVersion(Bootstrap.ServerInfo server, ResourceType type) {
+      ctx.throwIfNotInThisContext();
       TypeState ts = types.get(type);
       return ts == null ? "" : ts.acceptedVersion(server);
     }
 
     @Override
     public Map<String, String> heldVersions(Bootstrap.ServerInfo server, ResourceType type) {
+      ctx.throwIfNotInThisContext();
       TypeState ts = types.get(type);
       return ts == null ? Map.of() : ts.heldVersions(server);
     }
@@ -556,6 +568,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void streamReady(Bootstrap.ServerInfo server, StreamScope scope) {
+    ctx.throwIfNotInThisContext();
     for (ResourceType t : subscribedTypes(server, scope)) {
       TypeState ts = state(t);
       for (Entry e : ts.entries.values()) {
@@ -567,6 +580,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void streamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status) {
+    ctx.throwIfNotInThisContext();
     for (ResourceType t : subscribedTypes(server, scope)) {
       TypeState ts = state(t);
       String failed = ConnectFailure.describe(status, server.serverUri());
@@ -592,6 +606,7 @@ public final class XdsClient implements AutoCloseable {
    */
   private List<String> applySotw(Bootstrap.ServerInfo server, DecodedResponse d, String version,
       Set<String> namedInEveryRequest) {
+    ctx.throwIfNotInThisContext();
     TypeState ts = state(d.type);
     Set<String> seen = applyResources(ts, server, d, version);
     // In SotW a Listener/Cluster response is the whole state, so a resource it omits is deleted
@@ -616,6 +631,7 @@ public final class XdsClient implements AutoCloseable {
   /** A Delta response: its resources, then its removed_resources. Returns the problems. */
   private List<String> applyDelta(Bootstrap.ServerInfo server, DecodedResponse d,
       String systemVersion) {
+    ctx.throwIfNotInThisContext();
     TypeState ts = state(d.type);
     applyResources(ts, server, d, systemVersion);
     // Spec "Incremental xDS", "Knowing When a Requested Resource Does Not Exist": the server names
@@ -637,6 +653,7 @@ public final class XdsClient implements AutoCloseable {
    */
   private Set<String> applyResources(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d,
       String version) {
+    ctx.throwIfNotInThisContext();
     if (d.errors.isEmpty()) {
       ts.acceptedVersions.put(server, version);
     }
@@ -693,6 +710,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** Every watcher of the type hears that a response was processed, and whether it was NACKed. */
   private void responseProcessed(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d) {
+    ctx.throwIfNotInThisContext();
     String accepted = ts.acceptedVersion(server);
     boolean nacked = !d.errors.isEmpty();
     for (WatchImpl w : distinctWatchers(ts, server)) {
@@ -705,6 +723,7 @@ public final class XdsClient implements AutoCloseable {
    * error) reach a watcher once even when it watches several names.
    */
   private List<WatchImpl> distinctWatchers(TypeState ts, Bootstrap.ServerInfo server) {
+    ctx.throwIfNotInThisContext();
     Map<ResourceWatcher, WatchImpl> byWatcher = new java.util.IdentityHashMap<>();
     List<WatchImpl> out = new ArrayList<>();
     List<WatchImpl> all = new ArrayList<>();
@@ -723,6 +742,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** The resource is gone: deleted, removed or expired. */
   private void remove(TypeState ts, Entry e) {
+    ctx.throwIfNotInThisContext();
     e.cancelTimers();
     boolean wasKnown = e.data != null || !e.absent;
     e.data = null;
@@ -738,6 +758,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** Spec "TTL": without an update or heartbeat within the TTL, the resource is removed. */
   private void scheduleTtl(TypeState ts, Entry e) {
+    ctx.throwIfNotInThisContext();
     if (e.ttlTimer != null) {
       e.ttlTimer.cancel();
       e.ttlTimer = null;
@@ -759,6 +780,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void notifyAll(TypeState ts, Entry e, Consumer<ResourceWatcher> call) {
+    ctx.throwIfNotInThisContext();
     for (WatchImpl w : new ArrayList<>(e.watchers)) {
       deliver(w, call);
     }
