@@ -8,11 +8,11 @@ import java.util.function.DoubleSupplier;
 
 /**
  * One discovery stream (ADS: all types; otherwise one type) and its reconnect loop. Subclasses
- * speak SotW or Delta; everything here runs on the client's context. The model is grpc-java's
- * ControlPlaneClient: it knows the client only through {@link ResourceStore} and
- * {@link ResponseHandler}.
+ * speak SotW or Delta ({@code Q}: their request message); everything here runs on the client's
+ * context. The model is grpc-java's ControlPlaneClient: it knows the client only through
+ * {@link ResourceStore} and {@link ResponseHandler}.
  */
-abstract class ClientStream {
+abstract class ClientStream<Q> {
   private static final System.Logger LOG = System.getLogger("dev.meridian.client");
 
   /** What a stream is given by its owner. */
@@ -28,6 +28,8 @@ abstract class ClientStream {
   final SerializingContext ctx;
   private final Scheduler scheduler;
   private final Backoff backoff;
+  /** The open call; null between streams. */
+  XdsTransport.Call<Q> call;
   boolean ready;
   boolean responseReceived;
   private boolean stopped;
@@ -54,7 +56,11 @@ abstract class ClientStream {
     generation++;
     ready = false;
     responseReceived = false;
-    open(generation);
+    forgetStream();
+    call = open(generation);
+    // Read-side flow control: one response at a time; the next is asked for once this one has
+    // been processed, watchers included (see whenProcessed).
+    call.request(1);
     // Spec "Eventual consistency considerations": subscribe in make-before-break order.
     for (ResourceType t : store.subscribedTypes(server, scope)) {
       sendInitial(t);
@@ -62,18 +68,16 @@ abstract class ClientStream {
   }
 
   /** Opens the call; events of an older generation are ignored. */
-  abstract void open(int generation);
+  abstract XdsTransport.Call<Q> open(int generation);
+
+  /** Forgets what the previous call was told: a new stream starts from nothing. */
+  abstract void forgetStream();
 
   /** First request for a type on a fresh stream: versions we hold, empty nonce. */
   abstract void sendInitial(ResourceType type);
 
   /** The subscription for a type changed: tell the server. */
   abstract void subscriptionChanged(ResourceType type);
-
-  abstract void cancelCall(String reason);
-
-  /** The call ended: forget it, so nothing is sent until the next stream is open. */
-  abstract void dropCall();
 
   final boolean current(int gen) {
     return gen == generation && !stopped;
@@ -98,7 +102,8 @@ abstract class ClientStream {
       return;
     }
     ready = false;
-    dropCall();
+    call = null; // nothing is sent until the next stream is open
+    forgetStream();
     LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
     handler.handleStreamClosed(server, scope, status);
     if (responseReceived) {
@@ -120,7 +125,26 @@ abstract class ClientStream {
     if (retry != null) {
       retry.cancel();
     }
-    cancelCall("xDS client closed");
+    if (call != null) {
+      call.cancel("xDS client closed");
+      call = null;
+    }
+  }
+
+  /**
+   * For the response being handled now: what to run once the client has processed it and every
+   * watcher callback it caused has run. It asks the same call for the next response, so a slow
+   * watcher holds the server back instead of piling responses up in the client (grpc-java's
+   * ProcessingTracker and startRecvMessage).
+   */
+  final Runnable whenProcessed() {
+    int gen = generation;
+    return () -> {
+      ctx.throwIfNotInThisContext();
+      if (current(gen) && call != null) {
+        call.request(1);
+      }
+    };
   }
 
   /** Transport events of stream generation {@code gen}, hopped onto the client's context. */

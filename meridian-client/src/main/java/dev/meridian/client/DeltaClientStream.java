@@ -18,7 +18,7 @@ import java.util.Set;
  * Incremental (Delta) xDS: requests carry subscription changes; responses carry changed resources
  * with their own versions and {@code removed_resources} (spec "Incremental xDS").
  */
-final class DeltaClientStream extends ClientStream {
+final class DeltaClientStream extends ClientStream<DeltaDiscoveryRequest> {
   /** What the server was told, per type, on the current stream. */
   private static final class PerType {
     final Set<String> names = new LinkedHashSet<>();
@@ -28,17 +28,21 @@ final class DeltaClientStream extends ClientStream {
   }
 
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
-  private XdsTransport.Call<DeltaDiscoveryRequest> call;
 
   DeltaClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
     super(server, scope, deps);
   }
 
   @Override
-  void open(int gen) {
+  XdsTransport.Call<DeltaDiscoveryRequest> open(int gen) {
+    ctx.throwIfNotInThisContext();
+    return transport.openDelta(scope, listenerFor(gen, this::handleResponse));
+  }
+
+  @Override
+  void forgetStream() {
     ctx.throwIfNotInThisContext();
     perTypes.clear();
-    call = transport.openDelta(scope, listenerFor(gen, this::handleResponse));
   }
 
   /**
@@ -118,21 +122,6 @@ final class DeltaClientStream extends ClientStream {
         .build());
   }
 
-  @Override
-  void dropCall() {
-    ctx.throwIfNotInThisContext();
-    call = null;
-    perTypes.clear();
-  }
-
-  @Override
-  void cancelCall(String reason) {
-    ctx.throwIfNotInThisContext();
-    if (call != null) {
-      call.cancel(reason);
-      call = null;
-    }
-  }
 
   private void handleResponse(DeltaDiscoveryResponse response) {
     ctx.throwIfNotInThisContext();
@@ -145,11 +134,13 @@ final class DeltaClientStream extends ClientStream {
       call.send(ack.setErrorDetail(com.google.rpc.Status.newBuilder()
           .setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage("unexpected type URL " + response.getTypeUrl())).build());
+      whenProcessed().run();
       return;
     }
     DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
         response.getRemovedResourcesList());
-    List<String> errors = handler.handleDeltaResponse(server, d, response.getSystemVersionInfo());
+    List<String> errors = handler.handleDeltaResponse(server, d, response.getSystemVersionInfo(),
+        whenProcessed());
     if (!errors.isEmpty()) {
       ack.setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage(d.errorDetail()));

@@ -21,16 +21,19 @@ interface ResponseHandler {
    *
    * @param namedInEveryRequest the names every request for the type on this stream carried, so
    *     the response was asked for them whichever request it answers
+   * @param processed run on the context once the response and every watcher callback it caused
+   *     have been processed (read-side flow control)
    * @return the problems found (empty: ACK)
    */
   List<String> handleSotwResponse(Bootstrap.ServerInfo server, DecodedResponse response,
-      String versionInfo, Set<String> namedInEveryRequest);
+      String versionInfo, Set<String> namedInEveryRequest, Runnable processed);
 
   /**
    * Applies an Incremental (Delta) response.
    *
+   * @param processed as for {@link #handleSotwResponse}
    * @return the problems found (empty: ACK)
    */
   List<String> handleDeltaResponse(Bootstrap.ServerInfo server, DecodedResponse response,
-      String systemVersionInfo);
+      String systemVersionInfo, Runnable processed);
 }

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /** State of the World: every request carries the full set of names, the version and the nonce. */
-final class SotwClientStream extends ClientStream {
+final class SotwClientStream extends ClientStream<DiscoveryRequest> {
   /** Per type on the current stream. */
   private static final class PerType {
     String nonce = "";
@@ -26,17 +26,21 @@ final class SotwClientStream extends ClientStream {
   }
 
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
-  private XdsTransport.Call<DiscoveryRequest> call;
 
   SotwClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
     super(server, scope, deps);
   }
 
   @Override
-  void open(int gen) {
+  XdsTransport.Call<DiscoveryRequest> open(int gen) {
+    ctx.throwIfNotInThisContext();
+    return transport.openSotw(scope, listenerFor(gen, this::handleResponse));
+  }
+
+  @Override
+  void forgetStream() {
     ctx.throwIfNotInThisContext();
     perTypes.clear();
-    call = transport.openSotw(scope, listenerFor(gen, this::handleResponse));
   }
 
   @Override
@@ -53,21 +57,6 @@ final class SotwClientStream extends ClientStream {
     }
   }
 
-  @Override
-  void dropCall() {
-    ctx.throwIfNotInThisContext();
-    call = null;
-    perTypes.clear();
-  }
-
-  @Override
-  void cancelCall(String reason) {
-    ctx.throwIfNotInThisContext();
-    if (call != null) {
-      call.cancel(reason);
-      call = null;
-    }
-  }
 
   /** Sends the type's request; with {@code onlyIfChanged}, only when the names changed. */
   private void send(ResourceType type, String errorDetail, boolean onlyIfChanged) {
@@ -127,6 +116,7 @@ final class SotwClientStream extends ClientStream {
                   + (scope instanceof StreamScope.OneType one
                       ? " on the " + one.type().typeUrl() + " stream" : "")))
           .build());
+      whenProcessed().run();
       return;
     }
     ResourceType type = parsed.get();
@@ -136,7 +126,7 @@ final class SotwClientStream extends ClientStream {
     // Whatever request this response answers, it named these resources.
     Set<String> requested = p.inEveryRequest == null ? Set.of() : Set.copyOf(p.inEveryRequest);
     List<String> errors = handler.handleSotwResponse(server, d, response.getVersionInfo(),
-        requested);
+        requested, whenProcessed());
     p.nonce = response.getNonce();
     // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
     send(type, errors.isEmpty() ? null : d.errorDetail(), false);

@@ -94,7 +94,7 @@ public final class XdsClient implements AutoCloseable {
   /** One stream per server and scope (ADS, or per type). */
   record StreamKey(Bootstrap.ServerInfo server, StreamScope scope) {}
 
-  private final Map<StreamKey, ClientStream> streams = new HashMap<>();
+  private final Map<StreamKey, ClientStream<?>> streams = new HashMap<>();
   private boolean shutdown;
   /** Set by close() at once (shutdown is set later, on the context): no more callbacks. */
   private volatile boolean closing;
@@ -198,7 +198,7 @@ public final class XdsClient implements AutoCloseable {
         return;
       }
       shutdown = true;
-      for (ClientStream s : streams.values()) {
+      for (ClientStream<?> s : streams.values()) {
         s.shutdown();
       }
       streams.clear();
@@ -353,10 +353,10 @@ public final class XdsClient implements AutoCloseable {
     });
   }
 
-  private ClientStream streamFor(Bootstrap.ServerInfo server, ResourceType type) {
+  private ClientStream<?> streamFor(Bootstrap.ServerInfo server, ResourceType type) {
     ctx.throwIfNotInThisContext();
     StreamKey key = keyFor(server, type);
-    ClientStream s = streams.get(key);
+    ClientStream<?> s = streams.get(key);
     if (s == null) {
       ClientStream.Deps deps = new ClientStream.Deps(transportFor(server), bootstrap.node(),
           streamSide, streamSide, ctx, scheduler, options.random());
@@ -415,7 +415,7 @@ public final class XdsClient implements AutoCloseable {
     }
     byServer.forEach((server, entries) -> {
       ResourceType type = ws.get(0).type;
-      ClientStream s = streamFor(server, type);
+      ClientStream<?> s = streamFor(server, type);
       s.subscriptionChanged(type);
       if (s.ready) {
         for (Entry e : entries) {
@@ -483,7 +483,7 @@ public final class XdsClient implements AutoCloseable {
       }
     }
     if (changed && server != null) {
-      ClientStream s = streams.get(keyFor(server, w.type));
+      ClientStream<?> s = streams.get(keyFor(server, w.type));
       if (s != null) {
         s.subscriptionChanged(w.type);
       }
@@ -556,14 +556,18 @@ public final class XdsClient implements AutoCloseable {
 
     @Override
     public List<String> handleSotwResponse(Bootstrap.ServerInfo server, DecodedResponse response,
-        String versionInfo, Set<String> namedInEveryRequest) {
-      return applySotw(server, response, versionInfo, namedInEveryRequest);
+        String versionInfo, Set<String> namedInEveryRequest, Runnable processed) {
+      List<String> problems = applySotw(server, response, versionInfo, namedInEveryRequest);
+      afterCallbacks(processed);
+      return problems;
     }
 
     @Override
     public List<String> handleDeltaResponse(Bootstrap.ServerInfo server, DecodedResponse response,
-        String systemVersionInfo) {
-      return applyDelta(server, response, systemVersionInfo);
+        String systemVersionInfo, Runnable processed) {
+      List<String> problems = applyDelta(server, response, systemVersionInfo);
+      afterCallbacks(processed);
+      return problems;
     }
   }
 
@@ -789,6 +793,14 @@ public final class XdsClient implements AutoCloseable {
         deliver(w, call);
       }
     }
+  }
+
+  /**
+   * Runs {@code task} on the context once every watcher callback queued so far has run: callbacks
+   * run one at a time in order, so a marker queued behind them runs after them all.
+   */
+  private void afterCallbacks(Runnable task) {
+    callbacks.execute(() -> ctx.execute(task));
   }
 
   private void deliver(WatchImpl w, Consumer<ResourceWatcher> call) {

@@ -10,13 +10,19 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 
-/** A scripted peer: the test reads what the client sent and answers for the server. */
+/**
+ * A scripted peer: the test reads what the client sent and answers for the server. Like a gRPC
+ * call under manual flow control, a response waits in the call until the client asks for one.
+ */
 final class FakeTransport implements XdsTransport {
   static final class FakeCall<Q, R> implements Call<Q> {
     final StreamScope scope;
     final Listener<R> listener;
     final Deque<Q> requests = new ArrayDeque<>();
-    boolean cancelled;
+    volatile boolean cancelled;
+    private final Deque<R> waiting = new ArrayDeque<>();
+    private int wanted;
+    private boolean delivering;
 
     FakeCall(StreamScope scope, Listener<R> listener) {
       this.scope = scope;
@@ -29,8 +35,47 @@ final class FakeTransport implements XdsTransport {
     }
 
     @Override
+    public void request(int count) {
+      synchronized (this) {
+        wanted += count;
+      }
+      deliver();
+    }
+
+    @Override
     public void cancel(String reason) {
       cancelled = true;
+    }
+
+    /** Responses sent by the test that the client has not asked for yet. */
+    synchronized int waiting() {
+      return waiting.size();
+    }
+
+    /** Responses the client asked for that the test has not sent yet. */
+    synchronized int wanted() {
+      return wanted;
+    }
+
+    private void deliver() {
+      while (true) {
+        R next;
+        synchronized (this) {
+          if (delivering || wanted == 0 || waiting.isEmpty()) {
+            return;
+          }
+          wanted--;
+          next = waiting.poll();
+          delivering = true; // one at a time, in order, even when the client asks re-entrantly
+        }
+        try {
+          listener.onMessage(next);
+        } finally {
+          synchronized (this) {
+            delivering = false;
+          }
+        }
+      }
     }
 
     /** The next request the client sent; fails if there is none. */
@@ -46,8 +91,12 @@ final class FakeTransport implements XdsTransport {
       listener.onReady();
     }
 
+    /** Sends a response; the client gets it now if it asked for one, else when it does. */
     void respond(R response) {
-      listener.onMessage(response);
+      synchronized (this) {
+        waiting.add(response);
+      }
+      deliver();
     }
 
     void fail(Status status) {

@@ -87,15 +87,17 @@ class SerializingContextTest {
     calls.put("handleStreamReady", () -> side.handleStreamReady(server, StreamScope.ADS));
     calls.put("handleStreamClosed",
         () -> side.handleStreamClosed(server, StreamScope.ADS, Status.UNAVAILABLE));
-    calls.put("handleSotwResponse", () -> side.handleSotwResponse(server, sotw, "v1", Set.of("a")));
-    calls.put("handleDeltaResponse", () -> side.handleDeltaResponse(server, delta, "s1"));
+    calls.put("handleSotwResponse",
+        () -> side.handleSotwResponse(server, sotw, "v1", Set.of("a"), () -> { }));
+    calls.put("handleDeltaResponse",
+        () -> side.handleDeltaResponse(server, delta, "s1", () -> { }));
     calls.forEach((name, call) -> assertThatThrownBy(call::run).as(name)
         .isInstanceOf(IllegalStateException.class));
     assertThat(w.take()).isEmpty();
     assertThat(clock.pending()).isZero(); // no does-not-exist timer started by the ready call
 
     // The same response, applied on the context, is used.
-    c.ctx.execute(() -> side.handleSotwResponse(server, sotw, "v1", Set.of("a")));
+    c.ctx.execute(() -> side.handleSotwResponse(server, sotw, "v1", Set.of("a"), () -> { }));
     assertThat(w.take()).containsExactly("changed:a", "processed:v1");
   }
 
@@ -107,7 +109,7 @@ class SerializingContextTest {
     Bootstrap.ServerInfo server = c.bootstrap().primary();
     ClientStream.Deps deps = new ClientStream.Deps(transport, c.bootstrap().node(), c.streamSide,
         c.streamSide, c.ctx, clock, () -> 0.5);
-    ClientStream s = switch (protocol) {
+    ClientStream<?> s = switch (protocol) {
       case SOTW -> new SotwClientStream(server, StreamScope.ADS, deps);
       case DELTA -> new DeltaClientStream(server, StreamScope.ADS, deps);
     };
