@@ -285,6 +285,41 @@ class FlowControlTest {
     assertThat(nonceOf(peer.nextRequest())).isEqualTo("n-v2");
   }
 
+  // A response the client cannot apply at all (a type URL this stream does not carry) is NACKed
+  // and still counts as processed: the stream goes on reading.
+  @ParameterizedTest
+  @EnumSource(XdsClient.Protocol.class)
+  void anUnexpectedTypeIsNackedAndTheNextResponseStillRead(XdsClient.Protocol protocol) {
+    FakeTransport fake = new FakeTransport();
+    XdsClient client = new XdsClient(Bootstrap.forServer("fake:1", Node.newBuilder().setId("n")
+        .build()), XdsClient.Options.defaults().withProtocol(protocol)
+        .withMode(XdsClient.Mode.PER_TYPE).withCallbackExecutor(Runnable::run), fake);
+    cleanup.add(client);
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, "a", w);
+    Message listeners = switch (protocol) {
+      case SOTW -> DiscoveryResponse.newBuilder().setTypeUrl(ResourceType.LISTENER.typeUrl())
+          .setNonce("x").build();
+      case DELTA -> DeltaDiscoveryResponse.newBuilder()
+          .setTypeUrl(ResourceType.LISTENER.typeUrl()).setNonce("x").build();
+    };
+    FakeTransport.FakeCall<?, ?> call = switch (protocol) {
+      case SOTW -> {
+        fake.lastSotw().respond((DiscoveryResponse) listeners);
+        fake.lastSotw().respond((DiscoveryResponse) clusterResponse(protocol, "v1"));
+        yield fake.lastSotw();
+      }
+      case DELTA -> {
+        fake.lastDelta().respond((DeltaDiscoveryResponse) listeners);
+        fake.lastDelta().respond((DeltaDiscoveryResponse) clusterResponse(protocol, "v1"));
+        yield fake.lastDelta();
+      }
+    };
+    assertThat(w.take()).containsExactly("changed:a", "processed:v1");
+    assertThat(call.waiting()).isZero();
+    assertThat(call.wanted()).isEqualTo(1);
+  }
+
   @Test
   void grpcCallDeliversOnlyTheResponsesAskedFor() throws Exception {
     startServer();
