@@ -1,51 +1,77 @@
 package dev.meridian.client;
 
 import dev.meridian.protocol.ResourceType;
+import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.function.DoubleSupplier;
 
 /**
  * One discovery stream (ADS: all types; otherwise one type) and its reconnect loop. Subclasses
- * speak SotW or Delta; everything here runs on the client's context. The model is grpc-java's
- * ControlPlaneClient.
+ * speak SotW or Delta ({@code Q}: their request message); everything here runs on the client's
+ * context. The model is grpc-java's ControlPlaneClient: it knows the client only through
+ * {@link ResourceStore} and {@link ResponseHandler}.
  */
-abstract class ClientStream {
+abstract class ClientStream<Q> {
   private static final System.Logger LOG = System.getLogger("dev.meridian.client");
 
-  final XdsClient client;
+  /** What a stream is given by its owner. */
+  record Deps(XdsTransport transport, Node node, ResourceStore store, ResponseHandler handler,
+      SerializingContext ctx, Scheduler scheduler, DoubleSupplier random) {}
+
   final Bootstrap.ServerInfo server;
-  /** null: ADS. */
-  final ResourceType perType;
+  final StreamScope scope;
+  final XdsTransport transport;
+  final Node node;
+  final ResourceStore store;
+  final ResponseHandler handler;
+  final SerializingContext ctx;
+  private final Scheduler scheduler;
   private final Backoff backoff;
+  /** The open call; null between streams. */
+  XdsTransport.Call<Q> call;
   boolean ready;
   boolean responseReceived;
   private boolean stopped;
   private int generation;
   private Scheduler.Cancellable retry;
 
-  ClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
-    this.client = client;
+  ClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
     this.server = server;
-    this.perType = perType;
-    this.backoff = Backoff.standard(client.options.random());
+    this.scope = scope;
+    this.transport = deps.transport();
+    this.node = deps.node();
+    this.store = deps.store();
+    this.handler = deps.handler();
+    this.ctx = deps.ctx();
+    this.scheduler = deps.scheduler();
+    this.backoff = Backoff.standard(deps.random());
   }
 
   final void start() {
+    ctx.throwIfNotInThisContext();
     if (stopped) {
       return;
     }
     generation++;
     ready = false;
     responseReceived = false;
-    open(generation);
+    forgetStream();
+    call = open(generation);
+    // Read-side flow control: one response at a time; the next is asked for once this one has
+    // been processed, watchers included (see whenProcessed).
+    call.request(1);
     // Spec "Eventual consistency considerations": subscribe in make-before-break order.
-    for (ResourceType t : client.subscribedTypes(server, perType)) {
+    for (ResourceType t : store.subscribedTypes(server, scope)) {
       sendInitial(t);
     }
   }
 
   /** Opens the call; events of an older generation are ignored. */
-  abstract void open(int generation);
+  abstract XdsTransport.Call<Q> open(int generation);
+
+  /** Forgets what the previous call was told: a new stream starts from nothing. */
+  abstract void forgetStream();
 
   /** First request for a type on a fresh stream: versions we hold, empty nonce. */
   abstract void sendInitial(ResourceType type);
@@ -53,21 +79,17 @@ abstract class ClientStream {
   /** The subscription for a type changed: tell the server. */
   abstract void subscriptionChanged(ResourceType type);
 
-  abstract void cancelCall(String reason);
-
-  /** The call ended: forget it, so nothing is sent until the next stream is open. */
-  abstract void dropCall();
-
   final boolean current(int gen) {
     return gen == generation && !stopped;
   }
 
   final void handleReady(int gen) {
+    ctx.throwIfNotInThisContext();
     if (!current(gen) || ready) {
       return;
     }
     ready = true;
-    client.onStreamReady(this);
+    handler.handleStreamReady(server, scope);
   }
 
   /**
@@ -75,13 +97,15 @@ abstract class ClientStream {
    * after an exponential backoff with jitter (gRPC's connection-backoff.md).
    */
   final void handleClosed(int gen, Status status) {
+    ctx.throwIfNotInThisContext();
     if (!current(gen)) {
       return;
     }
     ready = false;
-    dropCall();
+    call = null; // nothing is sent until the next stream is open
+    forgetStream();
     LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
-    client.onStreamClosed(this, status);
+    handler.handleStreamClosed(server, scope, status);
     if (responseReceived) {
       backoff.reset();
       start();
@@ -89,18 +113,38 @@ abstract class ClientStream {
     }
     Duration delay = backoff.next();
     LOG.log(System.Logger.Level.DEBUG, "reconnecting in {0}", delay);
-    retry = client.scheduler.schedule(() -> client.ctx.execute(() -> {
+    retry = scheduler.schedule(() -> ctx.execute(() -> {
       retry = null;
       start();
     }), delay);
   }
 
   final void shutdown() {
+    ctx.throwIfNotInThisContext();
     stopped = true;
     if (retry != null) {
       retry.cancel();
     }
-    cancelCall("xDS client closed");
+    if (call != null) {
+      call.cancel("xDS client closed");
+      call = null;
+    }
+  }
+
+  /**
+   * For the response being handled now: what to run once the client has processed it and every
+   * watcher callback it caused has run. It asks the same call for the next response, so a slow
+   * watcher holds the server back instead of piling responses up in the client (grpc-java's
+   * ProcessingTracker and startRecvMessage).
+   */
+  final Runnable whenProcessed() {
+    int gen = generation;
+    return () -> {
+      ctx.throwIfNotInThisContext();
+      if (current(gen) && call != null) {
+        call.request(1);
+      }
+    };
   }
 
   /** Transport events of stream generation {@code gen}, hopped onto the client's context. */
@@ -108,12 +152,12 @@ abstract class ClientStream {
     return new XdsTransport.Listener<>() {
       @Override
       public void onReady() {
-        client.ctx.execute(() -> handleReady(gen));
+        ctx.execute(() -> handleReady(gen));
       }
 
       @Override
       public void onMessage(R response) {
-        client.ctx.execute(() -> {
+        ctx.execute(() -> {
           if (current(gen)) {
             onResponse.accept(response);
           }
@@ -122,7 +166,7 @@ abstract class ClientStream {
 
       @Override
       public void onClosed(io.grpc.Status status) {
-        client.ctx.execute(() -> handleClosed(gen, status));
+        ctx.execute(() -> handleClosed(gen, status));
       }
     };
   }

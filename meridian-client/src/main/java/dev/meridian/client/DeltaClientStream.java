@@ -18,7 +18,7 @@ import java.util.Set;
  * Incremental (Delta) xDS: requests carry subscription changes; responses carry changed resources
  * with their own versions and {@code removed_resources} (spec "Incremental xDS").
  */
-final class DeltaClientStream extends ClientStream {
+final class DeltaClientStream extends ClientStream<DeltaDiscoveryRequest> {
   /** What the server was told, per type, on the current stream. */
   private static final class PerType {
     final Set<String> names = new LinkedHashSet<>();
@@ -28,16 +28,21 @@ final class DeltaClientStream extends ClientStream {
   }
 
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
-  private XdsTransport.Call<DeltaDiscoveryRequest> call;
 
-  DeltaClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
-    super(client, server, perType);
+  DeltaClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
+    super(server, scope, deps);
   }
 
   @Override
-  void open(int gen) {
+  XdsTransport.Call<DeltaDiscoveryRequest> open(int gen) {
+    ctx.throwIfNotInThisContext();
+    return transport.openDelta(scope, listenerFor(gen, this::handleResponse));
+  }
+
+  @Override
+  void forgetStream() {
+    ctx.throwIfNotInThisContext();
     perTypes.clear();
-    call = client.transportFor(server).openDelta(perType, listenerFor(gen, this::handleResponse));
   }
 
   /**
@@ -47,15 +52,16 @@ final class DeltaClientStream extends ClientStream {
    */
   @Override
   void sendInitial(ResourceType type) {
-    XdsClient.TypeState ts = client.state(type);
+    ctx.throwIfNotInThisContext();
+    ResourceStore.Interest want = store.interest(server, type);
     PerType p = new PerType();
     perTypes.put(type, p);
-    Set<String> named = ts.namedSubscriptions(server);
+    Set<String> named = want.names();
     DeltaDiscoveryRequest.Builder r = DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(type.typeUrl())
-        .setNode(client.bootstrap.node())
-        .putAllInitialResourceVersions(ts.heldVersions(server));
-    if (ts.wildcardOn(server)) {
+        .setNode(node)
+        .putAllInitialResourceVersions(store.heldVersions(server, type));
+    if (want.wildcard()) {
       p.wildcard = true;
       if (!named.isEmpty()) {
         p.explicitWildcard = true;
@@ -70,18 +76,19 @@ final class DeltaClientStream extends ClientStream {
 
   @Override
   void subscriptionChanged(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     if (call == null) {
       return;
     }
     PerType p = perTypes.get(type);
-    XdsClient.TypeState ts = client.state(type);
+    ResourceStore.Interest interest = store.interest(server, type);
     if (p == null) {
-      if (ts.subscribed(server)) {
+      if (interest.any()) {
         sendInitial(type); // an empty first request would mean the legacy wildcard
       }
       return;
     }
-    Set<String> want = ts.namedSubscriptions(server);
+    Set<String> want = interest.names();
     List<String> subscribe = new ArrayList<>();
     List<String> unsubscribe = new ArrayList<>();
     for (String n : want) {
@@ -94,7 +101,7 @@ final class DeltaClientStream extends ClientStream {
         unsubscribe.add(n);
       }
     }
-    boolean wildcard = ts.wildcardOn(server);
+    boolean wildcard = interest.wildcard();
     if (wildcard && (!p.wildcard || (!p.explicitWildcard && !subscribe.isEmpty()))) {
       // Naming a resource ends the legacy wildcard, so from then on the wildcard is explicit.
       subscribe.add(0, Subscription.WILDCARD);
@@ -115,35 +122,25 @@ final class DeltaClientStream extends ClientStream {
         .build());
   }
 
-  @Override
-  void dropCall() {
-    call = null;
-    perTypes.clear();
-  }
-
-  @Override
-  void cancelCall(String reason) {
-    if (call != null) {
-      call.cancel(reason);
-      call = null;
-    }
-  }
 
   private void handleResponse(DeltaDiscoveryResponse response) {
+    ctx.throwIfNotInThisContext();
     responseReceived = true;
     Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
     DeltaDiscoveryRequest.Builder ack = DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(response.getTypeUrl())
         .setResponseNonce(response.getNonce());
-    if (parsed.isEmpty() || (perType != null && parsed.get() != perType)) {
+    if (parsed.isEmpty() || !scope.carries(parsed.get())) {
       call.send(ack.setErrorDetail(com.google.rpc.Status.newBuilder()
           .setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage("unexpected type URL " + response.getTypeUrl())).build());
+      whenProcessed().run();
       return;
     }
     DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
         response.getRemovedResourcesList());
-    List<String> errors = client.applyResponse(server, d, response.getSystemVersionInfo(), null);
+    List<String> errors = handler.handleDeltaResponse(server, d, response.getSystemVersionInfo(),
+        whenProcessed());
     if (!errors.isEmpty()) {
       ack.setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
           .setMessage(d.errorDetail()));

@@ -20,8 +20,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -72,33 +74,38 @@ public final class FileXdsTransport implements XdsTransport {
   }
 
   @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener) {
-    if (perType == null) {
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> listener) {
+    if (!(scope instanceof StreamScope.OneType one)) {
       return XdsTransport.unsupported(timer, listener, "there is no ADS over files: use per-type mode");
     }
+    ResourceType perType = one.type();
     Watch w = new Watch(perType, listener);
     Watch old = watches.put(perType, w);
     if (old != null) {
       old.cancel("replaced");
     }
     timer.execute(() -> {
-      listener.onReady();
+      // Look first: a file present at start (and asked for) arrives before the client starts
+      // its does-not-exist timers.
       w.check();
+      listener.onReady();
     });
     w.task = timer.scheduleWithFixedDelay(w::check, pollMillis, pollMillis, TimeUnit.MILLISECONDS);
     return w;
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> listener) {
     return XdsTransport.unsupported(timer, listener, "there is no Incremental xDS over files");
   }
 
-  /** One file, delivered whenever its content changes. */
+  /** One file, delivered whenever its content changes and the client asks for it. */
   private final class Watch implements Call<DiscoveryRequest> {
     private final ResourceType type;
     private final Listener<DiscoveryResponse> listener;
+    /** Responses the client asked for and has not been given yet. */
+    private final AtomicInteger wanted = new AtomicInteger();
     private volatile boolean cancelled;
     private byte[] lastDigest;
     private java.util.concurrent.ScheduledFuture<?> task;
@@ -110,8 +117,8 @@ public final class FileXdsTransport implements XdsTransport {
 
     /** Runs on the timer thread only. */
     void check() {
-      if (cancelled) {
-        return;
+      if (cancelled || wanted.get() == 0) {
+        return; // a change waits, unread, until the client has processed the last one
       }
       Path file = files.apply(type);
       byte[] content;
@@ -130,6 +137,7 @@ public final class FileXdsTransport implements XdsTransport {
         if (!r.getTypeUrl().isEmpty() && !r.getTypeUrl().equals(type.typeUrl())) {
           throw new IllegalArgumentException("type_url " + r.getTypeUrl() + ", expected " + type.typeUrl());
         }
+        wanted.decrementAndGet();
         listener.onMessage(r.toBuilder().setTypeUrl(type.typeUrl()).build());
       } catch (IllegalArgumentException | IOException e) {
         LOG.log(System.Logger.Level.WARNING, "{0}: rejected, keeping the last good config: {1}",
@@ -140,6 +148,16 @@ public final class FileXdsTransport implements XdsTransport {
     @Override
     public void send(DiscoveryRequest request) {
       // Files cannot be told about ACKs or NACKs (spec "Filesystem subscriptions").
+    }
+
+    @Override
+    public void request(int count) {
+      wanted.addAndGet(count);
+      try {
+        timer.execute(this::check); // a change seen while not wanted is delivered now
+      } catch (RejectedExecutionException e) {
+        // The transport is closed: nothing more to deliver.
+      }
     }
 
     @Override

@@ -1,6 +1,5 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
@@ -17,16 +16,14 @@ import io.envoyproxy.envoy.service.runtime.v3.RuntimeDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.secret.v3.SecretDiscoveryServiceGrpc;
 import io.grpc.CallOptions;
 import io.grpc.ChannelCredentials;
+import io.grpc.ClientCall;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.TlsChannelCredentials;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientCalls;
-import io.grpc.stub.ClientResponseObserver;
-import io.grpc.stub.StreamObserver;
 import java.util.concurrent.TimeUnit;
 
 /** {@link XdsTransport} over a gRPC channel to the bootstrap's server. */
@@ -42,59 +39,66 @@ public final class GrpcXdsTransport implements XdsTransport {
         .build();
   }
 
-  @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> l) {
-    return open(sotwMethod(perType), l);
+  /** Over a channel the caller built (its own credentials, executor...); closed with this. */
+  public GrpcXdsTransport(ManagedChannel channel) {
+    this.channel = channel;
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> l) {
+    return open(sotwMethod(scope), l);
+  }
+
+  @Override
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> l) {
-    return open(deltaMethod(perType), l);
+    return open(deltaMethod(scope), l);
   }
 
   private <Q, R> Call<Q> open(MethodDescriptor<Q, R> method, Listener<R> l) {
-    ClientResponseObserver<Q, R> observer = new ClientResponseObserver<>() {
+    ClientCall<Q, R> call = channel.newCall(method, CallOptions.DEFAULT);
+    // A ClientCall delivers no message until request(n) asks for it: the client's read-side
+    // flow control (XdsTransport), as grpc-java's own xDS transport does.
+    call.start(new ClientCall.Listener<>() {
       @Override
-      public void beforeStart(ClientCallStreamObserver<Q> requestStream) {
-        requestStream.setOnReadyHandler(l::onReady);
+      public void onReady() {
+        l.onReady();
       }
 
       @Override
-      public void onNext(R value) {
-        l.onMessage(value);
+      public void onMessage(R message) {
+        l.onMessage(message);
       }
 
       @Override
-      public void onError(Throwable t) {
-        l.onClosed(Status.fromThrowable(t));
+      public void onClose(Status status, Metadata trailers) {
+        l.onClosed(status.isOk()
+            ? Status.UNAVAILABLE.withDescription("the server closed the stream") : status);
       }
-
-      @Override
-      public void onCompleted() {
-        l.onClosed(Status.UNAVAILABLE.withDescription("the server closed the stream"));
-      }
-    };
-    StreamObserver<Q> requests =
-        ClientCalls.asyncBidiStreamingCall(channel.newCall(method, CallOptions.DEFAULT), observer);
+    }, new Metadata());
     return new Call<>() {
       @Override
       public void send(Q request) {
-        requests.onNext(request);
+        call.sendMessage(request);
+      }
+
+      @Override
+      public void request(int count) {
+        call.request(count);
       }
 
       @Override
       public void cancel(String reason) {
-        requests.onError(Status.CANCELLED.withDescription(reason).asRuntimeException());
+        call.cancel(reason, null);
       }
     };
   }
 
-  static MethodDescriptor<DiscoveryRequest, DiscoveryResponse> sotwMethod(ResourceType type) {
-    if (type == null) {
+  static MethodDescriptor<DiscoveryRequest, DiscoveryResponse> sotwMethod(StreamScope scope) {
+    if (!(scope instanceof StreamScope.OneType one)) {
       return AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod();
     }
-    return switch (type) {
+    return switch (one.type()) {
       case LISTENER -> ListenerDiscoveryServiceGrpc.getStreamListenersMethod();
       case ROUTE -> RouteDiscoveryServiceGrpc.getStreamRoutesMethod();
       case SCOPED_ROUTE -> ScopedRoutesDiscoveryServiceGrpc.getStreamScopedRoutesMethod();
@@ -109,11 +113,11 @@ public final class GrpcXdsTransport implements XdsTransport {
   }
 
   static MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse> deltaMethod(
-      ResourceType type) {
-    if (type == null) {
+      StreamScope scope) {
+    if (!(scope instanceof StreamScope.OneType one)) {
       return AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod();
     }
-    return switch (type) {
+    return switch (one.type()) {
       case LISTENER -> ListenerDiscoveryServiceGrpc.getDeltaListenersMethod();
       case ROUTE -> RouteDiscoveryServiceGrpc.getDeltaRoutesMethod();
       case SCOPED_ROUTE -> ScopedRoutesDiscoveryServiceGrpc.getDeltaScopedRoutesMethod();

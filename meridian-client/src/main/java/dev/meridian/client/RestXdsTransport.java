@@ -68,31 +68,39 @@ public final class RestXdsTransport implements XdsTransport {
   }
 
   @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener) {
-    if (perType == null || !PATHS.containsKey(perType)) {
-      Poll failed = new Poll(perType, listener);
-      timer.execute(() -> listener.onClosed(Status.UNIMPLEMENTED.withDescription(perType == null
-          ? "there is no ADS over REST: use per-type mode" : perType.typeUrl() + " has no REST API")));
-      return failed;
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> listener) {
+    if (!(scope instanceof StreamScope.OneType one)) {
+      return XdsTransport.unsupported(timer, listener, "there is no ADS over REST: use per-type mode");
     }
-    Poll poll = new Poll(perType, listener);
+    if (!PATHS.containsKey(one.type())) {
+      return XdsTransport.unsupported(timer, listener, one.type().typeUrl() + " has no REST API");
+    }
+    Poll poll = new Poll(one.type(), listener);
     timer.execute(listener::onReady);
     return poll;
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> listener) {
     return XdsTransport.unsupported(timer, listener, "there is no Incremental xDS over REST");
   }
 
-  /** One type's poll loop; the latest request is what the next poll carries. */
+  /**
+   * One type's poll loop; the latest request is what the next poll carries. A poll asks for one
+   * response, so it is made only while the client wants one ({@link #request}): the poll that
+   * carries an ACK waits until the client has processed the response it acknowledges.
+   */
   private final class Poll implements Call<DiscoveryRequest> {
     private final ResourceType type;
     private final Listener<DiscoveryResponse> listener;
     private DiscoveryRequest latest;
     private long generation;
     private long lastStart;
+    /** Responses the client asked for and has not been given yet. */
+    private int wanted;
+    /** A poll of the current generation is scheduled or in flight. */
+    private boolean polling;
     private boolean cancelled;
 
     Poll(ResourceType type, Listener<DiscoveryResponse> listener) {
@@ -102,12 +110,27 @@ public final class RestXdsTransport implements XdsTransport {
 
     @Override
     public synchronized void send(DiscoveryRequest request) {
-      if (cancelled || type == null) {
+      if (cancelled) {
         return;
       }
       latest = request.toBuilder().setTypeUrl(type.typeUrl()).build();
-      long g = ++generation; // a newer request supersedes a poll in flight
-      schedule(g);
+      generation++; // a newer request supersedes a poll in flight
+      polling = false;
+      pollIfWanted();
+    }
+
+    @Override
+    public synchronized void request(int count) {
+      wanted += count;
+      pollIfWanted();
+    }
+
+    private synchronized void pollIfWanted() {
+      if (cancelled || latest == null || wanted == 0 || polling) {
+        return;
+      }
+      polling = true;
+      schedule(generation);
     }
 
     private synchronized void schedule(long g) {
@@ -165,8 +188,11 @@ public final class RestXdsTransport implements XdsTransport {
             if (cancelled || g != generation) {
               return;
             }
+            polling = false;
+            wanted--;
           }
-          listener.onMessage(b.build()); // the client's ACK/NACK (send) starts the next poll
+          // The client's ACK/NACK (send) is carried by the next poll, once it asks for more.
+          listener.onMessage(b.build());
         }
       });
     }

@@ -42,9 +42,15 @@ final class SerializingContext implements Executor {
     } while (!queue.isEmpty());
   }
 
+  /**
+   * Fails unless the caller is a task of this context. Every method that touches client state
+   * calls it first (as grpc-java's throwIfNotInThisSynchronizationContext): a wrong-thread call is
+   * a bug that would otherwise race silently. One volatile read.
+   */
   void throwIfNotInThisContext() {
     if (drainer.get() != Thread.currentThread()) {
-      throw new IllegalStateException("not called from the xDS client's context");
+      throw new IllegalStateException("not called from the xDS client's context (thread "
+          + Thread.currentThread().getName() + ")");
     }
   }
 }

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /** State of the World: every request carries the full set of names, the version and the nonce. */
-final class SotwClientStream extends ClientStream {
+final class SotwClientStream extends ClientStream<DiscoveryRequest> {
   /** Per type on the current stream. */
   private static final class PerType {
     String nonce = "";
@@ -26,51 +26,46 @@ final class SotwClientStream extends ClientStream {
   }
 
   private final Map<ResourceType, PerType> perTypes = new EnumMap<>(ResourceType.class);
-  private XdsTransport.Call<DiscoveryRequest> call;
 
-  SotwClientStream(XdsClient client, Bootstrap.ServerInfo server, ResourceType perType) {
-    super(client, server, perType);
+  SotwClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
+    super(server, scope, deps);
   }
 
   @Override
-  void open(int gen) {
+  XdsTransport.Call<DiscoveryRequest> open(int gen) {
+    ctx.throwIfNotInThisContext();
+    return transport.openSotw(scope, listenerFor(gen, this::handleResponse));
+  }
+
+  @Override
+  void forgetStream() {
+    ctx.throwIfNotInThisContext();
     perTypes.clear();
-    call = client.transportFor(server).openSotw(perType, listenerFor(gen, this::handleResponse));
   }
 
   @Override
   void sendInitial(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     send(type, null, false);
   }
 
   @Override
   void subscriptionChanged(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     if (call != null) {
       send(type, null, true);
     }
   }
 
-  @Override
-  void dropCall() {
-    call = null;
-    perTypes.clear();
-  }
-
-  @Override
-  void cancelCall(String reason) {
-    if (call != null) {
-      call.cancel(reason);
-      call = null;
-    }
-  }
 
   /** Sends the type's request; with {@code onlyIfChanged}, only when the names changed. */
   private void send(ResourceType type, String errorDetail, boolean onlyIfChanged) {
-    XdsClient.TypeState ts = client.state(type);
+    ctx.throwIfNotInThisContext();
+    ResourceStore.Interest want = store.interest(server, type);
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
-    Set<String> named = ts.namedSubscriptions(server);
+    Set<String> named = want.names();
     List<String> names = new ArrayList<>();
-    if (ts.wildcardOn(server)) {
+    if (want.wildcard()) {
       // Spec "How the client specifies what resources to return": an empty list is the legacy
       // wildcard, understood by every server, as long as we never named anything on this stream.
       if (!named.isEmpty() || p.everNamed) {
@@ -89,11 +84,11 @@ final class SotwClientStream extends ClientStream {
     }
     DiscoveryRequest.Builder r = DiscoveryRequest.newBuilder()
         .setTypeUrl(type.typeUrl())
-        .setVersionInfo(ts.acceptedVersion(server))
+        .setVersionInfo(store.acceptedVersion(server, type))
         .setResponseNonce(p.nonce)
         .addAllResourceNames(names);
     if (!p.sent) {
-      r.setNode(client.bootstrap.node()); // spec: the node is needed on the first request only
+      r.setNode(node); // spec: the node is needed on the first request only
     }
     if (errorDetail != null) {
       r.setErrorDetail(com.google.rpc.Status.newBuilder()
@@ -109,16 +104,19 @@ final class SotwClientStream extends ClientStream {
   }
 
   private void handleResponse(DiscoveryResponse response) {
+    ctx.throwIfNotInThisContext();
     responseReceived = true;
     Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
-    if (parsed.isEmpty() || (perType != null && parsed.get() != perType)) {
+    if (parsed.isEmpty() || !scope.carries(parsed.get())) {
       // Cannot be applied at all: NACK it under its own type URL.
       call.send(DiscoveryRequest.newBuilder().setTypeUrl(response.getTypeUrl())
           .setResponseNonce(response.getNonce())
           .setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
               .setMessage("unexpected type URL " + response.getTypeUrl()
-                  + (perType == null ? "" : " on the " + perType.typeUrl() + " stream")))
+                  + (scope instanceof StreamScope.OneType one
+                      ? " on the " + one.type().typeUrl() + " stream" : "")))
           .build());
+      whenProcessed().run();
       return;
     }
     ResourceType type = parsed.get();
@@ -127,7 +125,8 @@ final class SotwClientStream extends ClientStream {
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
     // Whatever request this response answers, it named these resources.
     Set<String> requested = p.inEveryRequest == null ? Set.of() : Set.copyOf(p.inEveryRequest);
-    List<String> errors = client.applyResponse(server, d, response.getVersionInfo(), requested);
+    List<String> errors = handler.handleSotwResponse(server, d, response.getVersionInfo(),
+        requested, whenProcessed());
     p.nonce = response.getNonce();
     // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
     send(type, errors.isEmpty() ? null : d.errorDetail(), false);

@@ -91,10 +91,10 @@ public final class XdsClient implements AutoCloseable {
   private final CallbackExecutor callbacks;
   private final List<AutoCloseable> owned = new ArrayList<>();
   private final Map<ResourceType, TypeState> types = new EnumMap<>(ResourceType.class);
-  /** One stream per server and type (type null: ADS). */
-  record StreamKey(Bootstrap.ServerInfo server, ResourceType type) {}
+  /** One stream per server and scope (ADS, or per type). */
+  record StreamKey(Bootstrap.ServerInfo server, StreamScope scope) {}
 
-  private final Map<StreamKey, ClientStream> streams = new HashMap<>();
+  private final Map<StreamKey, ClientStream<?>> streams = new HashMap<>();
   private boolean shutdown;
   /** Set by close() at once (shutdown is set later, on the context): no more callbacks. */
   private volatile boolean closing;
@@ -198,7 +198,7 @@ public final class XdsClient implements AutoCloseable {
         return;
       }
       shutdown = true;
-      for (ClientStream s : streams.values()) {
+      for (ClientStream<?> s : streams.values()) {
         s.shutdown();
       }
       streams.clear();
@@ -225,14 +225,14 @@ public final class XdsClient implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // State (touched only on ctx)
 
-  XdsTransport transportFor(Bootstrap.ServerInfo server) {
+  private XdsTransport transportFor(Bootstrap.ServerInfo server) {
     synchronized (transports) {
       return transports.computeIfAbsent(server, transportFactory);
     }
   }
 
   /** One resource the client is interested in or (for wildcard) knows about. */
-  static final class Entry {
+  private static final class Entry {
     final String name;
     /** The server it is subscribed on; null: its authority is not in the bootstrap. */
     final Bootstrap.ServerInfo server;
@@ -260,7 +260,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   /** Per type: subscriptions, cache and the accepted version per server. */
-  static final class TypeState {
+  private static final class TypeState {
     final ResourceType type;
     final Bootstrap.ServerInfo primary;
     final Map<String, Entry> entries = new LinkedHashMap<>();
@@ -286,19 +286,14 @@ public final class XdsClient implements AutoCloseable {
       return acceptedVersions.getOrDefault(server, "");
     }
 
-    Set<String> namedSubscriptions(Bootstrap.ServerInfo server) {
+    ResourceStore.Interest interest(Bootstrap.ServerInfo server) {
       Set<String> names = new LinkedHashSet<>();
       for (Entry e : entries.values()) {
         if (!e.watchers.isEmpty() && server.equals(e.server)) {
           names.add(e.name);
         }
       }
-      return names;
-    }
-
-    boolean subscribed(Bootstrap.ServerInfo server) {
-      return wildcardOn(server) || entries.values().stream()
-          .anyMatch(e -> !e.watchers.isEmpty() && server.equals(e.server));
+      return new ResourceStore.Interest(wildcardOn(server), names);
     }
 
     /** What a reconnecting stream tells the server it holds (Delta initial_resource_versions). */
@@ -314,7 +309,7 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  final class WatchImpl implements Watch {
+  private final class WatchImpl implements Watch {
     final ResourceType type;
     final String name; // null: wildcard
     final ResourceWatcher watcher;
@@ -333,16 +328,18 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  TypeState state(ResourceType type) {
+  private TypeState state(ResourceType type) {
+    ctx.throwIfNotInThisContext();
     return types.computeIfAbsent(type, t -> new TypeState(t, bootstrap.primary()));
   }
 
   /** Types with at least one subscription, in make-before-break order (CDS, EDS, LDS, RDS...). */
-  List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, ResourceType perType) {
+  private List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
+    ctx.throwIfNotInThisContext();
     List<ResourceType> out = new ArrayList<>();
     for (ResourceType t : ResourceType.values()) {
       TypeState ts = types.get(t);
-      if ((perType == null || perType == t) && ts != null && ts.subscribed(server)) {
+      if (scope.carries(t) && ts != null && ts.interest(server).any()) {
         out.add(t);
       }
     }
@@ -350,15 +347,23 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private StreamKey keyFor(Bootstrap.ServerInfo server, ResourceType type) {
-    return new StreamKey(server, options.mode() == Mode.ADS ? null : type);
+    return new StreamKey(server, switch (options.mode()) {
+      case ADS -> StreamScope.ADS;
+      case PER_TYPE -> StreamScope.of(type);
+    });
   }
 
-  private ClientStream streamFor(Bootstrap.ServerInfo server, ResourceType type) {
+  private ClientStream<?> streamFor(Bootstrap.ServerInfo server, ResourceType type) {
+    ctx.throwIfNotInThisContext();
     StreamKey key = keyFor(server, type);
-    ClientStream s = streams.get(key);
+    ClientStream<?> s = streams.get(key);
     if (s == null) {
-      s = options.protocol() == Protocol.SOTW ? new SotwClientStream(this, server, key.type())
-          : new DeltaClientStream(this, server, key.type());
+      ClientStream.Deps deps = new ClientStream.Deps(transportFor(server), bootstrap.node(),
+          streamSide, streamSide, ctx, scheduler, options.random());
+      s = switch (options.protocol()) {
+        case SOTW -> new SotwClientStream(server, key.scope(), deps);
+        case DELTA -> new DeltaClientStream(server, key.scope(), deps);
+      };
       streams.put(key, s);
       s.start();
     }
@@ -366,6 +371,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void addWatch(WatchImpl w) {
+    ctx.throwIfNotInThisContext();
     if (shutdown || w.cancelled) {
       return;
     }
@@ -393,6 +399,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** Registers named watches, then tells each server once. */
   private void addNamedWatches(List<WatchImpl> ws) {
+    ctx.throwIfNotInThisContext();
     List<Entry> fresh = new ArrayList<>();
     for (WatchImpl w : ws) {
       if (!shutdown && !w.cancelled) {
@@ -408,7 +415,7 @@ public final class XdsClient implements AutoCloseable {
     }
     byServer.forEach((server, entries) -> {
       ResourceType type = ws.get(0).type;
-      ClientStream s = streamFor(server, type);
+      ClientStream<?> s = streamFor(server, type);
       s.subscriptionChanged(type);
       if (s.ready) {
         for (Entry e : entries) {
@@ -420,6 +427,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** Adds a named watch to its entry; returns the entry if it is newly subscribed. */
   private Entry register(WatchImpl w) {
+    ctx.throwIfNotInThisContext();
     TypeState ts = state(w.type);
     Entry e = ts.entries.computeIfAbsent(w.name,
         n -> new Entry(n, bootstrap.serverFor(n).orElse(null)));
@@ -442,6 +450,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void removeWatch(WatchImpl w) {
+    ctx.throwIfNotInThisContext();
     TypeState ts = types.get(w.type);
     if (ts == null || shutdown) {
       return;
@@ -474,7 +483,7 @@ public final class XdsClient implements AutoCloseable {
       }
     }
     if (changed && server != null) {
-      ClientStream s = streams.get(keyFor(server, w.type));
+      ClientStream<?> s = streams.get(keyFor(server, w.type));
       if (s != null) {
         s.subscriptionChanged(w.type);
       }
@@ -486,6 +495,7 @@ public final class XdsClient implements AutoCloseable {
    * ready stream, so that a slow connection is not mistaken for an absent resource.
    */
   private void startDneTimer(TypeState ts, Entry e) {
+    ctx.throwIfNotInThisContext();
     if (e.data != null || e.absent || e.dneTimer != null || e.watchers.isEmpty()) {
       return;
     }
@@ -502,50 +512,152 @@ public final class XdsClient implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Called by the streams, on ctx
+  // What the streams see of the client: only these two narrow interfaces.
 
-  void onStreamReady(ClientStream s) {
-    for (ResourceType t : subscribedTypes(s.server, s.perType)) {
+  final StreamSide streamSide = new StreamSide();
+
+  /** The client as its streams see it; every method asserts the context. */
+  final class StreamSide implements ResourceStore, ResponseHandler {
+    @Override
+    public List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
+      return XdsClient.this.subscribedTypes(server, scope);
+    }
+
+    @Override
+    public Interest interest(Bootstrap.ServerInfo server, ResourceType type) {
+      ctx.throwIfNotInThisContext();
+      TypeState ts = types.get(type);
+      return ts == null ? Interest.NONE : ts.interest(server);
+    }
+
+    @Override
+    public String acceptedVersion(Bootstrap.ServerInfo server, ResourceType type) {
+      ctx.throwIfNotInThisContext();
+      TypeState ts = types.get(type);
+      return ts == null ? "" : ts.acceptedVersion(server);
+    }
+
+    @Override
+    public Map<String, String> heldVersions(Bootstrap.ServerInfo server, ResourceType type) {
+      ctx.throwIfNotInThisContext();
+      TypeState ts = types.get(type);
+      return ts == null ? Map.of() : ts.heldVersions(server);
+    }
+
+    @Override
+    public void handleStreamReady(Bootstrap.ServerInfo server, StreamScope scope) {
+      streamReady(server, scope);
+    }
+
+    @Override
+    public void handleStreamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status) {
+      streamClosed(server, scope, status);
+    }
+
+    @Override
+    public List<String> handleSotwResponse(Bootstrap.ServerInfo server, DecodedResponse response,
+        String versionInfo, Set<String> namedInEveryRequest, Runnable processed) {
+      List<String> problems = applySotw(server, response, versionInfo, namedInEveryRequest);
+      afterCallbacks(processed);
+      return problems;
+    }
+
+    @Override
+    public List<String> handleDeltaResponse(Bootstrap.ServerInfo server, DecodedResponse response,
+        String systemVersionInfo, Runnable processed) {
+      List<String> problems = applyDelta(server, response, systemVersionInfo);
+      afterCallbacks(processed);
+      return problems;
+    }
+  }
+
+  private void streamReady(Bootstrap.ServerInfo server, StreamScope scope) {
+    ctx.throwIfNotInThisContext();
+    for (ResourceType t : subscribedTypes(server, scope)) {
       TypeState ts = state(t);
       for (Entry e : ts.entries.values()) {
-        if (s.server.equals(e.server)) {
+        if (server.equals(e.server)) {
           startDneTimer(ts, e);
         }
       }
     }
   }
 
-  void onStreamClosed(ClientStream s, Status status) {
-    for (ResourceType t : subscribedTypes(s.server, s.perType)) {
+  private void streamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status) {
+    ctx.throwIfNotInThisContext();
+    for (ResourceType t : subscribedTypes(server, scope)) {
       TypeState ts = state(t);
-      String failed = ConnectFailure.describe(status, s.server.serverUri());
+      String failed = ConnectFailure.describe(status, server.serverUri());
       XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null, failed != null ? failed
-          : "xDS stream to " + s.server.serverUri() + " closed: " + status.getCode()
+          : "xDS stream to " + server.serverUri() + " closed: " + status.getCode()
               + (status.getDescription() == null ? "" : " " + status.getDescription()));
       for (Entry e : ts.entries.values()) {
         // The timers restart when the next stream is ready (grpc-java does the same).
-        if (s.server.equals(e.server) && e.dneTimer != null) {
+        if (server.equals(e.server) && e.dneTimer != null) {
           e.dneTimer.cancel();
           e.dneTimer = null;
         }
       }
-      for (WatchImpl w : distinctWatchers(ts, s.server)) {
+      for (WatchImpl w : distinctWatchers(ts, server)) {
         deliver(w, x -> x.onError(err));
       }
     }
   }
 
   /**
-   * Applies a decoded response and returns its problems (empty: ACK). Valid resources are used
-   * even when others are rejected; rejected ones keep their last good value.
-   *
-   * @param sotwRequested null for Delta; for SotW the names every request on the stream carried,
-   *     so the response (whichever request it answers) was asked for them
+   * A SotW response: its resources, then (spec "Grouping Resources into Responses") for
+   * Listener/Cluster the deletion of what it omits. Returns the problems (empty: ACK).
    */
-  List<String> applyResponse(Bootstrap.ServerInfo server, DecodedResponse d, String version,
-      Set<String> sotwRequested) {
-    boolean sotw = sotwRequested != null;
+  private List<String> applySotw(Bootstrap.ServerInfo server, DecodedResponse d, String version,
+      Set<String> namedInEveryRequest) {
+    ctx.throwIfNotInThisContext();
     TypeState ts = state(d.type);
+    Set<String> seen = applyResources(ts, server, d, version);
+    // In SotW a Listener/Cluster response is the whole state, so a resource it omits is deleted
+    // (unless the server asked us not to, gRFC A53).
+    // Spec "Knowing When a Requested Resource Does Not Exist" (SotW): a newly requested resource
+    // missing from a response proves nothing, the response may answer an earlier request; so
+    // while its does-not-exist timer runs, only the timer decides, unless every request on this
+    // stream named it (then the response answers a request that asked for it).
+    if (d.type.fullStateInSotw() && !d.unnamedErrors && !server.ignoreResourceDeletion()) {
+      for (Entry e : new ArrayList<>(ts.entries.values())) {
+        if (!seen.contains(e.name) && server.equals(e.server)
+            && (e.dneTimer == null || !e.dneTimer.isPending()
+                || namedInEveryRequest.contains(e.name))) {
+          remove(ts, e);
+        }
+      }
+    }
+    responseProcessed(ts, server, d);
+    return d.errors;
+  }
+
+  /** A Delta response: its resources, then its removed_resources. Returns the problems. */
+  private List<String> applyDelta(Bootstrap.ServerInfo server, DecodedResponse d,
+      String systemVersion) {
+    ctx.throwIfNotInThisContext();
+    TypeState ts = state(d.type);
+    applyResources(ts, server, d, systemVersion);
+    // Spec "Incremental xDS", "Knowing When a Requested Resource Does Not Exist": the server names
+    // a subscribed resource that does not exist in removed_resources, no timeout needed.
+    for (String name : d.removed) {
+      Entry e = ts.entries.get(name);
+      if (e != null && server.equals(e.server)) {
+        remove(ts, e);
+      }
+    }
+    responseProcessed(ts, server, d);
+    return d.errors;
+  }
+
+  /**
+   * Applies what a response carries, whichever the variant, and returns the names it mentioned.
+   * Valid resources are used even when others are rejected; rejected ones keep their last good
+   * value.
+   */
+  private Set<String> applyResources(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d,
+      String version) {
+    ctx.throwIfNotInThisContext();
     if (d.errors.isEmpty()) {
       ts.acceptedVersions.put(server, version);
     }
@@ -597,36 +709,17 @@ public final class XdsClient implements AutoCloseable {
         notifyAll(ts, e, x -> x.onError(err));
       }
     }
-    // Spec "Grouping Resources into Responses": in SotW a Listener/Cluster response is the whole
-    // state, so a resource it omits is deleted (unless the server asked us not to, gRFC A53).
-    // Spec "Knowing When a Requested Resource Does Not Exist" (SotW): a newly requested resource
-    // missing from a response proves nothing, the response may answer an earlier request; so
-    // while its does-not-exist timer runs, only the timer decides, unless every request on this
-    // stream named it (then the response answers a request that asked for it).
-    if (sotw && d.type.fullStateInSotw() && !d.unnamedErrors
-        && !server.ignoreResourceDeletion()) {
-      for (Entry e : new ArrayList<>(ts.entries.values())) {
-        if (!seen.contains(e.name) && server.equals(e.server)
-            && (e.dneTimer == null || !e.dneTimer.isPending()
-                || sotwRequested.contains(e.name))) {
-          remove(ts, e);
-        }
-      }
-    }
-    // Spec "Incremental xDS", "Knowing When a Requested Resource Does Not Exist": the server names
-    // a subscribed resource that does not exist in removed_resources, no timeout needed.
-    for (String name : d.removed) {
-      Entry e = ts.entries.get(name);
-      if (e != null && server.equals(e.server)) {
-        remove(ts, e);
-      }
-    }
+    return seen;
+  }
+
+  /** Every watcher of the type hears that a response was processed, and whether it was NACKed. */
+  private void responseProcessed(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d) {
+    ctx.throwIfNotInThisContext();
     String accepted = ts.acceptedVersion(server);
     boolean nacked = !d.errors.isEmpty();
     for (WatchImpl w : distinctWatchers(ts, server)) {
       deliver(w, x -> x.onResponseProcessed(d.type, accepted, nacked));
     }
-    return d.errors;
   }
 
   /**
@@ -634,6 +727,7 @@ public final class XdsClient implements AutoCloseable {
    * error) reach a watcher once even when it watches several names.
    */
   private List<WatchImpl> distinctWatchers(TypeState ts, Bootstrap.ServerInfo server) {
+    ctx.throwIfNotInThisContext();
     Map<ResourceWatcher, WatchImpl> byWatcher = new java.util.IdentityHashMap<>();
     List<WatchImpl> out = new ArrayList<>();
     List<WatchImpl> all = new ArrayList<>();
@@ -652,6 +746,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** The resource is gone: deleted, removed or expired. */
   private void remove(TypeState ts, Entry e) {
+    ctx.throwIfNotInThisContext();
     e.cancelTimers();
     boolean wasKnown = e.data != null || !e.absent;
     e.data = null;
@@ -667,6 +762,7 @@ public final class XdsClient implements AutoCloseable {
 
   /** Spec "TTL": without an update or heartbeat within the TTL, the resource is removed. */
   private void scheduleTtl(TypeState ts, Entry e) {
+    ctx.throwIfNotInThisContext();
     if (e.ttlTimer != null) {
       e.ttlTimer.cancel();
       e.ttlTimer = null;
@@ -688,6 +784,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   private void notifyAll(TypeState ts, Entry e, Consumer<ResourceWatcher> call) {
+    ctx.throwIfNotInThisContext();
     for (WatchImpl w : new ArrayList<>(e.watchers)) {
       deliver(w, call);
     }
@@ -696,6 +793,14 @@ public final class XdsClient implements AutoCloseable {
         deliver(w, call);
       }
     }
+  }
+
+  /**
+   * Runs {@code task} on the context once every watcher callback queued so far has run: callbacks
+   * run one at a time in order, so a marker queued behind them runs after them all.
+   */
+  private void afterCallbacks(Runnable task) {
+    callbacks.execute(() -> ctx.execute(task));
   }
 
   private void deliver(WatchImpl w, Consumer<ResourceWatcher> call) {

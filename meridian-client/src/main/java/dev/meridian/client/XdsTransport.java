@@ -1,6 +1,5 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -11,13 +10,19 @@ import io.grpc.Status;
  * The client's only I/O seam: bidirectional discovery streams. gRPC is one implementation
  * ({@link GrpcXdsTransport}); tests script the peer with a fake. Listener callbacks may arrive on
  * any thread; the client hops onto its own context before touching state.
+ *
+ * <p>Read-side flow control: a call delivers a response only when one was asked for with
+ * {@link Call#request}, the way gRPC's manual flow control does. The client asks for one when it
+ * opens the call and one more each time it has processed a response, watchers included; until
+ * then the next response waits in the transport (gRPC buffers it and the server's flow-control
+ * window fills), or is not fetched yet (REST polls, files).
  */
 public interface XdsTransport extends AutoCloseable {
-  /** Opens {@code StreamAggregatedResources} (type null) or the per-type Stream* method. */
-  Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> listener);
+  /** Opens {@code StreamAggregatedResources} or the scope's type's Stream* method. */
+  Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> listener);
 
-  /** Opens {@code DeltaAggregatedResources} (type null) or the per-type Delta* method. */
-  Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  /** Opens {@code DeltaAggregatedResources} or the scope's type's Delta* method. */
+  Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> listener);
 
   @Override
@@ -32,6 +37,7 @@ public interface XdsTransport extends AutoCloseable {
     executor.execute(() -> listener.onClosed(Status.UNIMPLEMENTED.withDescription(why)));
     return new Call<>() {
       @Override public void send(Q request) {}
+      @Override public void request(int count) {}
       @Override public void cancel(String reason) {}
     };
   }
@@ -39,6 +45,9 @@ public interface XdsTransport extends AutoCloseable {
   /** One open stream. */
   interface Call<Q> {
     void send(Q request);
+
+    /** Allows {@code count} more {@link Listener#onMessage} calls (gRPC's ClientCall.request). */
+    void request(int count);
 
     /** Ends the stream from our side; no further listener callbacks are expected to matter. */
     void cancel(String reason);
@@ -49,6 +58,7 @@ public interface XdsTransport extends AutoCloseable {
     /** The stream can carry messages (gRPC's onReady): the does-not-exist timers may start. */
     void onReady();
 
+    /** A response; never more of them than were requested. */
     void onMessage(R response);
 
     void onClosed(Status status);

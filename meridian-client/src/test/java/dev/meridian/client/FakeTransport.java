@@ -1,6 +1,5 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -11,16 +10,22 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 
-/** A scripted peer: the test reads what the client sent and answers for the server. */
+/**
+ * A scripted peer: the test reads what the client sent and answers for the server. Like a gRPC
+ * call under manual flow control, a response waits in the call until the client asks for one.
+ */
 final class FakeTransport implements XdsTransport {
   static final class FakeCall<Q, R> implements Call<Q> {
-    final ResourceType perType;
+    final StreamScope scope;
     final Listener<R> listener;
     final Deque<Q> requests = new ArrayDeque<>();
-    boolean cancelled;
+    volatile boolean cancelled;
+    private final Deque<R> waiting = new ArrayDeque<>();
+    private int wanted;
+    private boolean delivering;
 
-    FakeCall(ResourceType perType, Listener<R> listener) {
-      this.perType = perType;
+    FakeCall(StreamScope scope, Listener<R> listener) {
+      this.scope = scope;
       this.listener = listener;
     }
 
@@ -30,8 +35,47 @@ final class FakeTransport implements XdsTransport {
     }
 
     @Override
+    public void request(int count) {
+      synchronized (this) {
+        wanted += count;
+      }
+      deliver();
+    }
+
+    @Override
     public void cancel(String reason) {
       cancelled = true;
+    }
+
+    /** Responses sent by the test that the client has not asked for yet. */
+    synchronized int waiting() {
+      return waiting.size();
+    }
+
+    /** Responses the client asked for that the test has not sent yet. */
+    synchronized int wanted() {
+      return wanted;
+    }
+
+    private void deliver() {
+      while (true) {
+        R next;
+        synchronized (this) {
+          if (delivering || wanted == 0 || waiting.isEmpty()) {
+            return;
+          }
+          wanted--;
+          next = waiting.poll();
+          delivering = true; // one at a time, in order, even when the client asks re-entrantly
+        }
+        try {
+          listener.onMessage(next);
+        } finally {
+          synchronized (this) {
+            delivering = false;
+          }
+        }
+      }
     }
 
     /** The next request the client sent; fails if there is none. */
@@ -47,8 +91,12 @@ final class FakeTransport implements XdsTransport {
       listener.onReady();
     }
 
+    /** Sends a response; the client gets it now if it asked for one, else when it does. */
     void respond(R response) {
-      listener.onMessage(response);
+      synchronized (this) {
+        waiting.add(response);
+      }
+      deliver();
     }
 
     void fail(Status status) {
@@ -61,16 +109,16 @@ final class FakeTransport implements XdsTransport {
   boolean closed;
 
   @Override
-  public Call<DiscoveryRequest> openSotw(ResourceType perType, Listener<DiscoveryResponse> l) {
-    FakeCall<DiscoveryRequest, DiscoveryResponse> c = new FakeCall<>(perType, l);
+  public Call<DiscoveryRequest> openSotw(StreamScope scope, Listener<DiscoveryResponse> l) {
+    FakeCall<DiscoveryRequest, DiscoveryResponse> c = new FakeCall<>(scope, l);
     sotwCalls.add(c);
     return c;
   }
 
   @Override
-  public Call<DeltaDiscoveryRequest> openDelta(ResourceType perType,
+  public Call<DeltaDiscoveryRequest> openDelta(StreamScope scope,
       Listener<DeltaDiscoveryResponse> l) {
-    FakeCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> c = new FakeCall<>(perType, l);
+    FakeCall<DeltaDiscoveryRequest, DeltaDiscoveryResponse> c = new FakeCall<>(scope, l);
     deltaCalls.add(c);
     return c;
   }

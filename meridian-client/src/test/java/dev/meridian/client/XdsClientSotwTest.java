@@ -56,7 +56,7 @@ class XdsClientSotwTest {
     assertThat(r.getResourceNamesList()).containsExactly("l1");
     assertThat(r.getVersionInfo()).isEmpty();
     assertThat(r.getResponseNonce()).isEmpty();
-    assertThat(call().perType).isNull(); // ADS
+    assertThat(call().scope).isEqualTo(StreamScope.ADS);
   }
 
   @Test
@@ -359,8 +359,8 @@ class XdsClientSotwTest {
     client = newClient(XdsClient.Mode.PER_TYPE);
     client.watch(ResourceType.CLUSTER, "c", new RecordingWatcher());
     client.watch(ResourceType.LISTENER, "l", new RecordingWatcher());
-    assertThat(transport.sotwCalls).extracting(c -> c.perType)
-        .containsExactly(ResourceType.CLUSTER, ResourceType.LISTENER);
+    assertThat(transport.sotwCalls).extracting(c -> c.scope)
+        .containsExactly(StreamScope.of(ResourceType.CLUSTER), StreamScope.of(ResourceType.LISTENER));
     transport.sotwCalls.get(0).respond(sotw(ResourceType.LISTENER, "v", "n", apiListener("l", "r")));
     assertThat(transport.sotwCalls.get(0).next().getResourceNamesList()).containsExactly("c");
     assertThat(transport.sotwCalls.get(0).next().getErrorDetail().getMessage())
