@@ -7,7 +7,6 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -171,9 +170,10 @@ final class DeltaTypeState extends TypeState {
     }
     candidates.addAll(dirty);
     clearDirty();
-    Map<String, Resource> resources = new LinkedHashMap<>();
+    // Sorted by name: the candidates come in a hash order, and equal states send equal bytes.
+    Map<String, Resource> resources = new java.util.TreeMap<>();
     List<XdsResource> bodies = new java.util.ArrayList<>();
-    Set<String> removed = new LinkedHashSet<>();
+    Set<String> removed = new java.util.TreeSet<>();
     VersionMap.Editor sets = VersionMap.EMPTY.edit();
     VersionMap.Editor holdsNow = held.edit();
     for (String key : candidates) {

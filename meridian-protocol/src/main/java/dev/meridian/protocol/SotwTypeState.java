@@ -213,6 +213,8 @@ final class SotwTypeState extends TypeState {
       if (resources.isEmpty()) {
         return;
       }
+      // In name order: the candidates come in a hash order, and equal states send equal bytes.
+      resources.sort(java.util.Comparator.comparing(XdsResource::name));
       lastResponse = carried.commit(snapshot.versionMap());
     }
     owesResponse = false;
