@@ -347,15 +347,16 @@ class SotwStreamTest {
   @Test
   void perTypeRequestForAnotherTypeClosesTheStream() {
     SotwPeer peer = Variant.PER_TYPE.peer(CDS, config(cluster("a")));
-    List<Outcome> out = peer.stream.onRequest(request(EDS).setNode(Fixtures.node("n")).build(),
-        peer.config);
+    DiscoveryRequest wrongType = request(EDS).setNode(Fixtures.node("n")).build();
+    List<Outcome> out = SameOutcomes.check(peer.stream.onRequest(wrongType, peer.config),
+        peer.plain.onRequest(wrongType, peer.config));
     assertThat(out).singleElement().isInstanceOfSatisfying(Outcome.Close.class,
         c -> assertThat(c.message()).contains("does not match this service"));
   }
 
   @Test
   void firstRequestWithoutNodeClosesTheStream() {
-    SotwStream s = SotwStream.ads(java.time.Clock.systemUTC());
+    TwinStream<DiscoveryRequest> s = TwinStream.sotwAds(java.time.Clock.systemUTC());
     List<Outcome> out = s.onRequest(request(CDS).build(), config(cluster("a")));
     assertThat(out).singleElement().isInstanceOfSatisfying(Outcome.Close.class,
         c -> assertThat(c.message()).contains("must carry a node"));
