@@ -36,7 +36,7 @@ final class SotwPeer {
 
   /** On a clock the test may move (a fixed one proves that nothing waited for time). */
   SotwPeer(boolean ads, ResourceType perType, ServedConfig config, Clock clock) {
-    this(ads, perType, config, clock, Sharing.interning());
+    this(ads, perType, config, clock, Fixtures.HUB);
   }
 
   /** On {@code sharing}, which peers of one scenario may share as the streams of one hub do. */
