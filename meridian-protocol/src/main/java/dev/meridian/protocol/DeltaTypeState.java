@@ -277,6 +277,7 @@ final class DeltaTypeState extends TypeState {
     if (bodies.isEmpty() && removed.isEmpty()) {
       return;
     }
+    removed.sort(null); // collected in a hash order; equal states send equal bytes
     boolean ttl = features.resourceTtl();
     List<Resource> resources;
     VersionMap carried;

@@ -383,4 +383,19 @@ class DeltaStreamTest {
     assertThat(single(peer.reload(config(all.subList(0, 12).toArray(XdsResource[]::new))))
         .getRemovedResourcesList()).hasSize(13).isSorted();
   }
+
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void wildcardRemovalsComeInNameOrder(Variant v) {
+    // Issue 19: the same state sends the same bytes; removals too are in name order.
+    List<XdsResource> all = new java.util.ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      all.add(cluster("c" + i));
+    }
+    DeltaPeer peer = v.peer(CDS, config(all.toArray(XdsResource[]::new)));
+    peer.subscribe(CDS, "*");
+    peer.ack(CDS);
+    assertThat(single(peer.reload(config(all.subList(0, 12).toArray(XdsResource[]::new))))
+        .getRemovedResourcesList()).hasSize(18).isSorted();
+  }
 }
