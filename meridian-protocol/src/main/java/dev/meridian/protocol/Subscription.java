@@ -23,9 +23,9 @@ public final class Subscription {
   /** Immutable; an interning Sharing gives clients subscribing to the same names one set. */
   private Set<String> names = Set.of();
   /**
-   * SotW, large subscriptions: the last request's names in its order, so
-   * the usual ACK, which repeats them in the same order, is recognized by a walk that compares
-   * strings in place instead of 10,000 hash lookups.
+   * SotW, large subscriptions: the last request's names in its order, so the usual ACK, which
+   * repeats them in the same order, is recognized by a walk that compares strings in place
+   * instead of 10,000 hash lookups.
    */
   private List<String> lastRequest;
   /** The current names when they came from one large SotW request (for its fingerprint). */
