@@ -7,16 +7,18 @@ import java.util.List;
 
 /** An Incremental (Delta) stream: Delta ADS or one per-type Delta service. */
 public final class DeltaStream extends XdsStream<DeltaDiscoveryRequest, DeltaTypeState> {
-  private DeltaStream(ResourceType serviceType, Clock clock) {
-    super(serviceType, clock);
+  private DeltaStream(ResourceType serviceType, Clock clock, Sharing sharing) {
+    super(serviceType, clock, sharing);
   }
 
-  public static DeltaStream ads(Clock clock) {
-    return new DeltaStream(null, clock);
+  /** An ADS stream; {@code sharing} is its hub's (see {@link Sharing}). */
+  public static DeltaStream ads(Clock clock, Sharing sharing) {
+    return new DeltaStream(null, clock, sharing);
   }
 
-  public static DeltaStream perType(ResourceType type, Clock clock) {
-    return new DeltaStream(type, clock);
+  /** A per-type stream; {@code sharing} is its hub's (see {@link Sharing}). */
+  public static DeltaStream perType(ResourceType type, Clock clock, Sharing sharing) {
+    return new DeltaStream(type, clock, sharing);
   }
 
   @Override
@@ -31,7 +33,7 @@ public final class DeltaStream extends XdsStream<DeltaDiscoveryRequest, DeltaTyp
 
   @Override
   DeltaTypeState newState(ResourceType type) {
-    return new DeltaTypeState(type, features(), clock);
+    return new DeltaTypeState(type, features(), clock, sharing);
   }
 
   @Override

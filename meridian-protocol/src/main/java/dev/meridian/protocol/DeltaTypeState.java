@@ -7,7 +7,6 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -29,8 +28,8 @@ final class DeltaTypeState extends TypeState {
   private final Set<String> mustAnswer = new HashSet<>();
   private String systemVersion = "";
 
-  DeltaTypeState(ResourceType type, ClientFeatures features, Clock clock) {
-    super(type, features, clock);
+  DeltaTypeState(ResourceType type, ClientFeatures features, Clock clock, Sharing sharing) {
+    super(type, features, clock, sharing);
   }
 
   @Override
@@ -93,7 +92,7 @@ final class DeltaTypeState extends TypeState {
     // Spec "Subscribing to Resources": names the client already holds must still be sent.
     List<String> subscribe = req.getResourceNamesSubscribeList();
     if (!first && !held.isEmpty() && subscribe.size() >= held.size() && subscribe.size() >= 64
-        && held.allKeys(Subscription.namesOf(subscribe)::contains)) {
+        && held.allKeys(sharing.request(subscribe).set::contains)) {
       // It asks again for everything it holds (a warming client re-subscribing all its
       // endpoints): forget all of it at once, as a warming ask does (applyResendOnAsk).
       forgetAll();
@@ -148,7 +147,7 @@ final class DeltaTypeState extends TypeState {
       return;
     }
     if (dirtyAll && held.isEmpty() && mustAnswer.isEmpty() && type != ResourceType.VIRTUAL_HOST
-        && !subscription.names().isEmpty() && snapshot.hasExactly(subscription.names())) {
+        && !subscription.names().isEmpty() && sharing.hasExactly(snapshot, subscription.names())) {
       // The first answer to a client that names every resource of the type (all EDS names, say):
       // the whole snapshot, shared, with no per-name bookkeeping.
       clearDirty();
@@ -171,9 +170,10 @@ final class DeltaTypeState extends TypeState {
     }
     candidates.addAll(dirty);
     clearDirty();
-    Map<String, Resource> resources = new LinkedHashMap<>();
+    // Sorted by name: the candidates come in a hash order, and equal states send equal bytes.
+    Map<String, Resource> resources = new java.util.TreeMap<>();
     List<XdsResource> bodies = new java.util.ArrayList<>();
-    Set<String> removed = new LinkedHashSet<>();
+    Set<String> removed = new java.util.TreeSet<>();
     VersionMap.Editor sets = VersionMap.EMPTY.edit();
     VersionMap.Editor holdsNow = held.edit();
     for (String key : candidates) {
@@ -248,11 +248,11 @@ final class DeltaTypeState extends TypeState {
     List<XdsResource> bodies = new ArrayList<>();
     List<String> removed = new ArrayList<>();
     Map<String, String> base = held.sharedBase();
-    if (base != null && names.size() >= 64 && !held.containsValue(ABSENT)) {
+    if (base != null && names.size() >= 64 && !sharing.containsVersion(held, ABSENT)) {
       // In sync with an earlier snapshot (every wildcard client after a reload): what to send
       // is the same for all of them, computed once.
-      bodies.addAll(snapshot.changedFrom(base));
-      removed.addAll(snapshot.removedFrom(base));
+      bodies.addAll(sharing.changedFrom(snapshot, base));
+      removed.addAll(sharing.removedFrom(snapshot, base));
       names = List.of();
       all = false;
     }
@@ -277,6 +277,7 @@ final class DeltaTypeState extends TypeState {
     if (bodies.isEmpty() && removed.isEmpty()) {
       return;
     }
+    removed.sort(null); // collected in a hash order; equal states send equal bytes
     boolean ttl = features.resourceTtl();
     List<Resource> resources;
     VersionMap carried;

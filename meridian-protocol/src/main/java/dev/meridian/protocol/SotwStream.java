@@ -7,16 +7,18 @@ import java.util.List;
 
 /** A State-of-the-World stream: ADS or one per-type service. */
 public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState> {
-  private SotwStream(ResourceType serviceType, Clock clock) {
-    super(serviceType, clock);
+  private SotwStream(ResourceType serviceType, Clock clock, Sharing sharing) {
+    super(serviceType, clock, sharing);
   }
 
-  public static SotwStream ads(Clock clock) {
-    return new SotwStream(null, clock);
+  /** An ADS stream; {@code sharing} is its hub's (see {@link Sharing}). */
+  public static SotwStream ads(Clock clock, Sharing sharing) {
+    return new SotwStream(null, clock, sharing);
   }
 
-  public static SotwStream perType(ResourceType type, Clock clock) {
-    return new SotwStream(type, clock);
+  /** A per-type stream; {@code sharing} is its hub's (see {@link Sharing}). */
+  public static SotwStream perType(ResourceType type, Clock clock, Sharing sharing) {
+    return new SotwStream(type, clock, sharing);
   }
 
   @Override
@@ -31,7 +33,7 @@ public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState>
 
   @Override
   SotwTypeState newState(ResourceType type) {
-    return new SotwTypeState(type, features(), clock);
+    return new SotwTypeState(type, features(), clock, sharing);
   }
 
   @Override

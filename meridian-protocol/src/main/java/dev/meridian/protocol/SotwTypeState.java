@@ -23,8 +23,9 @@ final class SotwTypeState extends TypeState {
   /** A full-state type owes the client a response even if nothing changed (first request, new names). */
   private boolean owesResponse;
 
-  SotwTypeState(ResourceType type, ClientFeatures features, java.time.Clock clock) {
-    super(type, features, clock);
+  SotwTypeState(ResourceType type, ClientFeatures features, java.time.Clock clock,
+      Sharing sharing) {
+    super(type, features, clock, sharing);
   }
 
   @Override
@@ -162,7 +163,7 @@ final class SotwTypeState extends TypeState {
       } else if (!list && onSent != null && before.sharedBase() != null) {
         // In sync with an earlier snapshot, as every client is after a reload: what changed is
         // the same for all of them, computed once.
-        sentShared(snapshot.changedFrom(before.sharedBase()));
+        sentShared(sharing.changedFrom(snapshot, before.sharedBase()));
       } else if (list || onSent != null) {
         view.forEach((n, v) -> {
           XdsResource r = snapshot.get(n);
@@ -213,6 +214,8 @@ final class SotwTypeState extends TypeState {
       if (resources.isEmpty()) {
         return;
       }
+      // In name order: the candidates come in a hash order, and equal states send equal bytes.
+      resources.sort(java.util.Comparator.comparing(XdsResource::name));
       lastResponse = carried.commit(snapshot.versionMap());
     }
     owesResponse = false;
@@ -267,7 +270,8 @@ final class SotwTypeState extends TypeState {
   /** The existing resources this subscription covers, as name → version. */
   private VersionMap view(TypeSnapshot snapshot) {
     Set<String> names = subscription.names();
-    if (subscription.isWildcard() ? snapshot.hasAll(names) : snapshot.hasExactly(names)) {
+    if (subscription.isWildcard() ? sharing.hasAll(snapshot, names)
+        : sharing.hasExactly(snapshot, names)) {
       return VersionMap.shared(snapshot.versionMap()); // the whole type (O(1) for shared sets)
     }
     VersionMap.Editor view = VersionMap.EMPTY.edit();

@@ -15,22 +15,27 @@ import java.util.Set;
 public final class Subscription {
   public static final String WILDCARD = "*";
 
+  /** Interns large name sets (or not: the rules hold either way). */
+  private final Sharing sharing;
   private boolean everNamed;
   private String fingerprint;
   private boolean explicitWildcard;
-  /** Immutable; large sets are interned, so clients subscribing to the same names share one set. */
+  /** Immutable; an interning Sharing gives clients subscribing to the same names one set. */
   private Set<String> names = Set.of();
   /**
-   * SotW, large subscriptions: the last request's names in its order (interned like the sets), so
-   * the usual ACK, which repeats them in the same order, is recognized by a walk that compares
-   * strings in place instead of 10,000 hash lookups.
+   * SotW, large subscriptions: the last request's names in its order, so the usual ACK, which
+   * repeats them in the same order, is recognized by a walk that compares strings in place
+   * instead of 10,000 hash lookups.
    */
   private List<String> lastRequest;
-  /** The interned form of the current names when they came from one large SotW request. */
-  private Interned interned;
-  private static final int INTERN_FROM = 64;
-  private static final java.util.Map<Object, java.lang.ref.WeakReference<Object>> INTERNED =
-      new java.util.WeakHashMap<>();
+  /** The current names when they came from one large SotW request (for its fingerprint). */
+  private RequestNames largeRequest;
+  /** From this size a request's names go through {@link Sharing#request}. */
+  private static final int LARGE = 64;
+
+  public Subscription(Sharing sharing) {
+    this.sharing = java.util.Objects.requireNonNull(sharing, "sharing");
+  }
 
   /** The outcome of a subscription update: names newly of interest and names dropped. */
   public record Change(Set<String> added, Set<String> removed, boolean wildcardAdded,
@@ -52,19 +57,18 @@ public final class Subscription {
     if (!requested.isEmpty()) {
       everNamed = true;
     }
-    if (requested.size() >= INTERN_FROM) {
-      // Clients with the same large subscription share its list, set and fingerprint.
-      Interned in = Interned.of(requested);
+    if (requested.size() >= LARGE) {
+      // Clients with the same large subscription may share its list, set and fingerprint.
+      RequestNames in = sharing.request(requested);
       lastRequest = in.list;
-      interned = in;
+      largeRequest = in;
       explicitWildcard = in.star;
       names = in.set;
     } else {
       lastRequest = null;
-    interned = null;
-      interned = null;
+      largeRequest = null;
       explicitWildcard = requested.contains(WILDCARD);
-      names = withoutWildcard(requested);
+      names = withoutWildcard(requested, sharing);
     }
     if (before.isEmpty() || names.isEmpty()) {
       return change(wasWildcard, names, before); // all new, or all gone: no set to build
@@ -84,61 +88,14 @@ public final class Subscription {
     return change(wasWildcard, added, removed);
   }
 
-  private static Set<String> withoutWildcard(List<String> requested) {
+  static Set<String> withoutWildcard(List<String> requested, Sharing sharing) {
     Set<String> next = new HashSet<>(requested.size() * 4 / 3 + 1);
     for (String n : requested) {
       if (!n.equals(WILDCARD)) {
         next.add(n);
       }
     }
-    return intern(next);
-  }
-
-  /** The names of a large request (without {@code *}) as the shared set every such request gets. */
-  static Set<String> namesOf(List<String> requested) {
-    return Interned.of(requested).set;
-  }
-
-  /** A large SotW request's names, interned: its list, its set without {@code *}, fingerprints. */
-  private static final class Interned {
-    private static final java.util.Map<List<String>, java.lang.ref.WeakReference<Interned>> ALL =
-        new java.util.WeakHashMap<>();
-    final List<String> list;
-    final Set<String> set;
-    final boolean star;
-    private volatile String fingerprintNamed;
-    private volatile String fingerprintWildcard;
-
-    private Interned(List<String> list) {
-      this.list = list;
-      this.set = withoutWildcard(list);
-      this.star = list.contains(WILDCARD);
-    }
-
-    static Interned of(List<String> requested) {
-      synchronized (ALL) {
-        java.lang.ref.WeakReference<Interned> ref = ALL.get(requested);
-        Interned in = ref == null ? null : ref.get();
-        if (in == null) {
-          in = new Interned(List.copyOf(requested));
-          ALL.put(in.list, new java.lang.ref.WeakReference<>(in)); // the key lives as long as `in`
-        }
-        return in;
-      }
-    }
-
-    String fingerprint(boolean wildcard) {
-      String f = wildcard ? fingerprintWildcard : fingerprintNamed;
-      if (f == null) {
-        f = Subscription.fingerprint(set, wildcard);
-        if (wildcard) {
-          fingerprintWildcard = f;
-        } else {
-          fingerprintNamed = f;
-        }
-      }
-      return f;
-    }
+    return sharing.names(next);
   }
 
   private boolean unchanged(List<String> requested) {
@@ -174,27 +131,6 @@ public final class Subscription {
     return true;
   }
 
-  /** One shared immutable set per distinct large subscription (10,000 EDS names × 1,000 clients). */
-  private static Set<String> intern(Set<String> set) {
-    if (set.size() < INTERN_FROM) {
-      return Set.copyOf(set);
-    }
-    return shared(Collections.unmodifiableSet(set));
-  }
-
-  @SuppressWarnings("unchecked")
-  private static <T> T shared(T value) {
-    synchronized (INTERNED) {
-      java.lang.ref.WeakReference<Object> ref = INTERNED.get(value);
-      Object shared = ref == null ? null : ref.get();
-      if (shared == null) {
-        shared = value;
-        INTERNED.put(shared, new java.lang.ref.WeakReference<>(shared));
-      }
-      return (T) shared;
-    }
-  }
-
   /** Incremental: names added and removed relative to the current subscription. */
   public Change update(Collection<String> subscribe, Collection<String> unsubscribe) {
     boolean wasWildcard = isWildcard();
@@ -206,19 +142,19 @@ public final class Subscription {
     if (subscribe.isEmpty() && unsubscribe.isEmpty()) {
       return Change.NONE; // an ACK: nothing to copy
     }
-    if (unsubscribe.isEmpty() && subscribe.size() >= INTERN_FROM
+    if (unsubscribe.isEmpty() && subscribe.size() >= LARGE
         && subscribe instanceof List<String> list) {
-      Interned in = Interned.of(list);
+      RequestNames in = sharing.request(list);
       if (in.set == this.names && (!in.star || explicitWildcard)) {
-        return Change.NONE; // all of it subscribed already (interned sets: same content, same set)
+        return Change.NONE; // all of it subscribed already (the same shared set: the same names)
       }
       if (this.names.isEmpty() && !explicitWildcard) {
         // A first large subscription (a Delta client naming every EDS resource): clients that
-        // subscribe the same list share its interned set; nothing to diff against.
+        // subscribe the same list may share its set; nothing to diff against.
         this.names = in.set;
         explicitWildcard = in.star;
         lastRequest = null;
-        interned = null;
+        largeRequest = null;
         return change(wasWildcard, in.set, Set.of());
       }
     }
@@ -241,10 +177,10 @@ public final class Subscription {
     // A name both subscribed and unsubscribed in one request ends unsubscribed.
     added.removeIf(n -> !names.contains(n));
     if (!added.isEmpty() || !removed.isEmpty()) {
-      this.names = intern(names);
+      this.names = sharing.names(names);
     }
     lastRequest = null;
-    interned = null;
+    largeRequest = null;
     return change(wasWildcard, added, removed);
   }
 
@@ -262,13 +198,13 @@ public final class Subscription {
   public String fingerprint() {
     String f = fingerprint;
     if (f == null) {
-      Interned in = interned;
+      RequestNames in = largeRequest;
       fingerprint = f = in != null ? in.fingerprint(isWildcard()) : fingerprint(names, isWildcard());
     }
     return f;
   }
 
-  private static String fingerprint(Set<String> names, boolean wildcard) {
+  static String fingerprint(Set<String> names, boolean wildcard) {
     java.util.TreeMap<String, String> sorted = new java.util.TreeMap<>();
     for (String n : names) {
       sorted.put(n, "");

@@ -121,41 +121,57 @@ public final class TypeSnapshot {
     return a;
   }
 
-  /** Answers about large (interned, shared) name sets and earlier snapshots' version maps. */
-  private final IdentityMemo<Set<String>, Boolean> hasAllMemo = new IdentityMemo<>(4);
-  private final IdentityMemo<Map<String, String>, List<XdsResource>> changedFromMemo =
-      new IdentityMemo<>(2);
-  private final IdentityMemo<Map<String, String>, List<String>> removedFromMemo =
-      new IdentityMemo<>(2);
-
-  /** Whether every one of {@code names} is a resource here; O(1) again for the same (shared) set. */
+  /** Whether every one of {@code names} is a resource here. */
   public boolean hasAll(Set<String> names) {
-    if (names.size() > byName.size()) {
-      return false;
-    }
-    return names.size() < 64 ? byName.keySet().containsAll(names)
-        : hasAllMemo.computeIfAbsent(names, byName.keySet()::containsAll);
+    return names.size() <= byName.size() && byName.keySet().containsAll(names);
   }
 
-  /**
-   * The resources whose version differs from {@code older} (a version map shared by the clients
-   * that were in sync with an earlier snapshot), in name order. Every such client asks the same
-   * question after a reload, so the answer is computed once and shared.
-   */
+  /** The resources whose version differs from {@code older} (name → version), in name order. */
   public List<XdsResource> changedFrom(Map<String, String> older) {
-    return changedFromMemo.computeIfAbsent(older, o -> resources.values().stream()
-        .filter(r -> !r.version().equals(o.get(r.name()))).toList());
+    return resources.values().stream().filter(r -> !r.version().equals(older.get(r.name())))
+        .toList();
   }
 
-  /** Names of {@code older} (see {@link #changedFrom}) that are not resources here, in order. */
+  /** Names of {@code older} (name → version) that are not resources here, in order. */
   public List<String> removedFrom(Map<String, String> older) {
-    return removedFromMemo.computeIfAbsent(older, o -> o.keySet().stream()
-        .filter(n -> !byName.containsKey(n)).sorted().toList());
+    return older.keySet().stream().filter(n -> !byName.containsKey(n)).sorted().toList();
   }
 
   /** Whether {@code names} are exactly this snapshot's resource names. */
   public boolean hasExactly(Set<String> names) {
     return names.size() == byName.size() && hasAll(names);
+  }
+
+  private final Memo memo = new Memo();
+
+  /**
+   * Answers about this snapshot that an interning {@link Sharing} remembers: after a reload every
+   * stream in sync asks the same question about the same large (interned) set or earlier version
+   * map. Kept with the snapshot so that they go when it goes; only the interning Sharing asks.
+   */
+  Memo memo() {
+    return memo;
+  }
+
+  /** See {@link #memo()}. Keyed by identity: the questions are asked about shared objects. */
+  final class Memo {
+    private final IdentityMemo<Set<String>, Boolean> hasAll = new IdentityMemo<>(4);
+    private final IdentityMemo<Map<String, String>, List<XdsResource>> changedFrom =
+        new IdentityMemo<>(2);
+    private final IdentityMemo<Map<String, String>, List<String>> removedFrom =
+        new IdentityMemo<>(2);
+
+    boolean hasAll(Set<String> names) {
+      return names.size() <= size() && hasAll.computeIfAbsent(names, TypeSnapshot.this::hasAll);
+    }
+
+    List<XdsResource> changedFrom(Map<String, String> older) {
+      return changedFrom.computeIfAbsent(older, TypeSnapshot.this::changedFrom);
+    }
+
+    List<String> removedFrom(Map<String, String> older) {
+      return removedFrom.computeIfAbsent(older, TypeSnapshot.this::removedFrom);
+    }
   }
 
   /** The view-version of all resources of this type (see {@link Versions#ofView}). */

@@ -16,7 +16,9 @@ abstract class TypeState {
   final ResourceType type;
   final ClientFeatures features;
   final Clock clock;
-  final Subscription subscription = new Subscription();
+  /** The hub's: interned subscriptions and shared answers (the rules hold without it). */
+  final Sharing sharing;
+  final Subscription subscription;
   /** For resources with a TTL that the client was sent: when it last heard of each (spec "TTL"). */
   final java.util.Map<String, java.time.Instant> ttlSentAt = new java.util.HashMap<>();
   boolean started;
@@ -64,10 +66,12 @@ abstract class TypeState {
   Set<String> dirty = new HashSet<>();
   boolean dirtyAll;
 
-  TypeState(ResourceType type, ClientFeatures features, Clock clock) {
+  TypeState(ResourceType type, ClientFeatures features, Clock clock, Sharing sharing) {
     this.type = type;
     this.features = features;
     this.clock = clock;
+    this.sharing = sharing;
+    this.subscription = new Subscription(sharing);
   }
 
   /**
@@ -90,10 +94,10 @@ abstract class TypeState {
       ackedVersion = sentVersion;
       if (replacesState()) {
         acked = lastResponse; // a full-state response replaces everything the client held
-      } else if (acked.isEmpty() && !lastResponse.containsValue(REMOVED)) {
+      } else if (acked.isEmpty() && !sharing.containsVersion(lastResponse, REMOVED)) {
         acked = lastResponse; // the first ACK: the client runs exactly what it was sent (shared)
       } else if (lastResponse.sharedBase() != null && acked.size() <= lastResponse.size()
-          && !lastResponse.containsValue(REMOVED) && acked.allKeys(lastResponse::containsKey)) {
+          && !sharing.containsVersion(lastResponse, REMOVED) && acked.allKeys(lastResponse::containsKey)) {
         acked = lastResponse; // the response was a whole type covering all it held: shared
       } else {
         VersionMap.Editor edit = acked.edit();
@@ -248,7 +252,7 @@ abstract class TypeState {
       XdsResource r = snapshot.get(e.getKey());
       String held = holds.get(e.getKey());
       if (held == null && r != null && !r.aliases().isEmpty()) {
-        held = holds.containsValue(r.version()) ? r.version() : null; // held by alias (VHDS)
+        held = sharing.containsVersion(holds, r.version()) ? r.version() : null; // held by alias (VHDS)
       }
       if (r == null || r.ttl() == null || !r.version().equals(held)) {
         it.remove(); // gone, no TTL any more, or not what the client holds: nothing to keep alive

@@ -48,19 +48,15 @@ final class VersionMap {
     return get(name) != null;
   }
 
+  /** Whether some name has {@code version} (a scan; {@link Sharing} remembers shared answers). */
   boolean containsValue(String version) {
-    if (overlay.isEmpty() && base.size() >= 64) {
-      // A shared map (a snapshot's), asked by every stream in sync with it: answered once.
-      return CONTAINS.computeIfAbsent(base, b -> new java.util.concurrent.ConcurrentHashMap<>())
-          .computeIfAbsent(version, base::containsValue);
+    if (overlay.isEmpty()) {
+      return base.containsValue(version);
     }
     boolean[] found = {false};
     forEach((n, v) -> found[0] |= v.equals(version));
     return found[0];
   }
-
-  private static final IdentityMemo<Map<String, String>, Map<String, Boolean>> CONTAINS =
-      new IdentityMemo<>(4);
 
   /** Whether every key satisfies {@code test} (stops at the first that does not). */
   boolean allKeys(java.util.function.Predicate<String> test) {

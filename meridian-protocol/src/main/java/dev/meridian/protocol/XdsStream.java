@@ -23,6 +23,8 @@ import java.util.Set;
 public abstract class XdsStream<Q extends Message, S extends TypeState> {
   private final ResourceType serviceType; // null: ADS
   final Clock clock;
+  /** What this stream may share with the hub's other streams (interned sets, shared answers). */
+  final Sharing sharing;
   final Map<ResourceType, S> states = new EnumMap<>(ResourceType.class);
   private Node node;
   private ClientFeatures features;
@@ -46,9 +48,10 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   private long nonces;
   private boolean closed;
 
-  XdsStream(ResourceType serviceType, Clock clock) {
+  XdsStream(ResourceType serviceType, Clock clock, Sharing sharing) {
     this.serviceType = serviceType;
     this.clock = clock;
+    this.sharing = java.util.Objects.requireNonNull(sharing, "sharing");
   }
 
   abstract String typeUrlOf(Q request);
@@ -126,7 +129,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       if (type == ResourceType.CLUSTER) {
         state.onSent = this::clusterSent;
         state.onSentShared = this::clustersSent;
-        state.onSentWhole = s -> clustersSent(s.changedFrom(Map.of()));
+        state.onSentWhole = s -> clustersSent(sharing.changedFrom(s, Map.of()));
       } else if (type == ResourceType.ENDPOINT) {
         state.onSent = r -> awaitedEndpoints.remove(r.name());
         // Every endpoint set went out: nothing awaited is missing (names that no longer exist
@@ -227,15 +230,15 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
 
   /**
    * Many clusters went out in a list other streams share (after a reload, every stream in sync
-   * sends the same changed clusters): the same as {@link #clusterSent} for each, worked out once
-   * for the streams in the same state and shared until this stream changes them.
+   * sends the same changed clusters): the same as {@link #clusterSent} for each. An interning
+   * {@link Sharing} works it out once for the streams in the same state.
    */
   private void clustersSent(List<XdsResource> clusters) {
     S eds = states.get(ResourceType.ENDPOINT);
     if (eds == null) {
       return;
     }
-    Warming w = Warming.of(clusters, applied.get(ResourceType.ENDPOINT));
+    Warming w = sharing.warming(clusters, applied.get(ResourceType.ENDPOINT));
     eds.resendOnAsk.addShared(w.endpointNames);
     Set<String> awaited = w.awaited(states.get(ResourceType.CLUSTER).acked, eds.subscription);
     if (!awaited.isEmpty()) {
@@ -246,68 +249,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
   }
 
-  /**
-   * {@link #awaitedFor} over a shared list of clusters: their endpoint names, and those to wait
-   * for. Streams in sync after a reload share the list, the map of the clusters they ACKed and
-   * their (interned) endpoint subscription, so each answer is worked out once.
-   */
-  private static final class Warming {
-    private static final IdentityMemo<List<XdsResource>, Warming> RECENT = new IdentityMemo<>(2);
-
-    private record Answer(Map<String, String> acked, boolean wildcard, Set<String> awaited) {}
-
-    private final List<XdsResource> clusters;
-    private final TypeSnapshot endpoints;
-    final Set<String> endpointNames;
-    /** By endpoint subscription (its names set); a few, for streams that ask for different ones. */
-    private final IdentityMemo<Set<String>, Answer> answers = new IdentityMemo<>(4);
-
-    private Warming(List<XdsResource> clusters, TypeSnapshot endpoints) {
-      this.clusters = clusters;
-      this.endpoints = endpoints;
-      Set<String> names = new java.util.HashSet<>();
-      for (XdsResource r : clusters) {
-        String cla = edsServiceName(r);
-        if (cla != null) {
-          names.add(cla);
-        }
-      }
-      this.endpointNames = java.util.Collections.unmodifiableSet(names);
-    }
-
-    static Warming of(List<XdsResource> clusters, TypeSnapshot endpoints) {
-      Warming w = RECENT.get(clusters);
-      if (w == null || w.endpoints != endpoints) {
-        w = new Warming(clusters, endpoints);
-        RECENT.put(clusters, w);
-      }
-      return w;
-    }
-
-    Set<String> awaited(VersionMap acked, Subscription asked) {
-      Map<String, String> shared = acked.sharedBase(); // null: this stream's own state
-      Answer a = shared == null ? null : answers.get(asked.names());
-      if (a != null && a.acked == shared && a.wildcard == asked.isWildcard()) {
-        return a.awaited;
-      }
-      Set<String> awaited = new java.util.HashSet<>();
-      for (XdsResource r : clusters) {
-        String cla = awaitedFor(r, acked, asked, endpoints);
-        if (cla != null) {
-          awaited.add(cla);
-        }
-      }
-      Set<String> result = awaited.isEmpty() ? Set.of()
-          : java.util.Collections.unmodifiableSet(awaited);
-      if (shared != null) {
-        answers.put(asked.names(), new Answer(shared, asked.isWildcard(), result));
-      }
-      return result;
-    }
-  }
-
   /** The ClusterLoadAssignment name an EDS cluster asks for; null for other clusters. */
-  private static String edsServiceName(XdsResource r) {
+  static String edsServiceName(XdsResource r) {
     io.envoyproxy.envoy.config.cluster.v3.Cluster c = (io.envoyproxy.envoy.config.cluster.v3.Cluster) r.message();
     if (c.getType() != io.envoyproxy.envoy.config.cluster.v3.Cluster.DiscoveryType.EDS) {
       return null;
@@ -391,7 +334,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
           continue;
         }
         Set<String> names = changed.get(t);
-        if (s.lingering.isEmpty() && snapshot.get(t).hasAll(names)) {
+        if (s.lingering.isEmpty() && sharing.hasAll(snapshot.get(t), names)) {
           continue; // changed, none removed: nothing lingers (checked once per shared change)
         }
         for (String n : names) {

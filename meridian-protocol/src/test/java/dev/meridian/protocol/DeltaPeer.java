@@ -16,9 +16,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** A scripted Delta client driving the pure core; remembers the last response per type. */
+/**
+ * A scripted Delta client driving the pure core; remembers the last response per type. Every event
+ * also goes to a twin stream on {@link Sharing#plain()}, which must answer the same bytes (issue 19).
+ */
 final class DeltaPeer {
   final DeltaStream stream;
+  /** The same stream with nothing shared: must answer exactly as {@link #stream}. */
+  final DeltaStream plain;
   final boolean ads;
   ServedConfig config;
   private final Map<ResourceType, DeltaDiscoveryResponse> last = new EnumMap<>(ResourceType.class);
@@ -31,9 +36,19 @@ final class DeltaPeer {
 
   /** On a clock the test may move (a fixed one proves that nothing waited for time). */
   DeltaPeer(boolean ads, ResourceType perType, ServedConfig config, Clock clock) {
+    this(ads, perType, config, clock, Fixtures.HUB);
+  }
+
+  /** On {@code sharing}, which peers of one scenario may share as the streams of one hub do. */
+  DeltaPeer(boolean ads, ResourceType perType, ServedConfig config, Clock clock, Sharing sharing) {
     this.ads = ads;
-    this.stream = ads ? DeltaStream.ads(clock) : DeltaStream.perType(perType, clock);
+    this.stream = open(ads, perType, clock, sharing);
+    this.plain = open(ads, perType, clock, Sharing.plain());
     this.config = config;
+  }
+
+  private static DeltaStream open(boolean ads, ResourceType perType, Clock clock, Sharing sharing) {
+    return ads ? DeltaStream.ads(clock, sharing) : DeltaStream.perType(perType, clock, sharing);
   }
 
   List<Outcome> send(DeltaDiscoveryRequest.Builder b) {
@@ -44,7 +59,8 @@ final class DeltaPeer {
       b.setNode(Fixtures.node(nodeId));
       sentNode = true;
     }
-    List<Outcome> out = stream.onRequest(b.build(), config);
+    DeltaDiscoveryRequest r = b.build();
+    List<Outcome> out = SameOutcomes.check(stream.onRequest(r, config), plain.onRequest(r, config));
     record(out);
     return out;
   }
@@ -76,7 +92,15 @@ final class DeltaPeer {
       changes.put(g, next.snapshot(g).changedSince(config.snapshot(g)));
     }
     config = next;
-    List<Outcome> out = stream.onConfig(next, changes);
+    List<Outcome> out = SameOutcomes.check(stream.onConfig(next, changes),
+        plain.onConfig(next, changes));
+    record(out);
+    return out;
+  }
+
+  /** Time passed: the heartbeats and bounded waits that are due. */
+  List<Outcome> tick() {
+    List<Outcome> out = SameOutcomes.check(stream.onTick(config), plain.onTick(config));
     record(out);
     return out;
   }

@@ -29,6 +29,12 @@ import java.util.List;
 final class Fixtures {
   private Fixtures() {}
 
+  /**
+   * The interning Sharing the scenario peers share unless given their own: as the streams of one
+   * hub, so that one peer's stream meets answers another's left (each also has a plain twin).
+   */
+  static final Sharing HUB = Sharing.interning();
+
   static final ConfigSource ADS = ConfigSource.newBuilder()
       .setAds(AggregatedConfigSource.getDefaultInstance())
       .setResourceApiVersion(ApiVersion.V3).build();

@@ -284,7 +284,7 @@ class MakeBeforeBreakTest {
 
     @Override
     public List<String> tick() {
-      return describe(peer.stream.onTick(peer.config));
+      return describe(peer.tick());
     }
 
     static List<String> describe(List<Outcome> out) {
@@ -340,7 +340,7 @@ class MakeBeforeBreakTest {
 
     @Override
     public List<String> tick() {
-      return describe(peer.stream.onTick(peer.config));
+      return describe(peer.tick());
     }
 
     static List<String> describe(List<Outcome> out) {

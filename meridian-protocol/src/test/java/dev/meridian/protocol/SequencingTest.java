@@ -217,7 +217,8 @@ class SequencingTest {
   @Test
   void routesDoNotWaitForeverForEndpointsNobodyAsksFor() {
     MutableClock clock = new MutableClock();
-    SotwStream s = SotwStream.ads(clock);
+    TwinStream<io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest> s =
+        TwinStream.sotwAds(clock);
     // The same scenario on a stream whose clock the test controls; the client never asks for the
     // new cluster's endpoints.
     ServedConfig cfg = BEFORE;

@@ -15,10 +15,14 @@ import java.util.Set;
 /**
  * A scripted client on one SotW stream (ADS or per-type) that drives the pure core and records what
  * it would have received. Acts like a real client: it remembers nonces and versions per type.
+ * Every event also goes to a twin stream on {@link Sharing#plain()}, which must answer the same
+ * bytes (issue 19: the rules hold without the sharing).
  */
 final class SotwPeer {
   final boolean ads;
   final SotwStream stream;
+  /** The same stream with nothing shared: must answer exactly as {@link #stream}. */
+  final SotwStream plain;
   ServedConfig config;
   final List<Outcome> outcomes = new ArrayList<>();
   private final Map<ResourceType, DiscoveryResponse> lastResponse = new java.util.EnumMap<>(ResourceType.class);
@@ -32,9 +36,19 @@ final class SotwPeer {
 
   /** On a clock the test may move (a fixed one proves that nothing waited for time). */
   SotwPeer(boolean ads, ResourceType perType, ServedConfig config, Clock clock) {
+    this(ads, perType, config, clock, Fixtures.HUB);
+  }
+
+  /** On {@code sharing}, which peers of one scenario may share as the streams of one hub do. */
+  SotwPeer(boolean ads, ResourceType perType, ServedConfig config, Clock clock, Sharing sharing) {
     this.ads = ads;
-    this.stream = ads ? SotwStream.ads(clock) : SotwStream.perType(perType, clock);
+    this.stream = open(ads, perType, clock, sharing);
+    this.plain = open(ads, perType, clock, Sharing.plain());
     this.config = config;
+  }
+
+  private static SotwStream open(boolean ads, ResourceType perType, Clock clock, Sharing sharing) {
+    return ads ? SotwStream.ads(clock, sharing) : SotwStream.perType(perType, clock, sharing);
   }
 
   /** Sends a request as a client would: type URL on ADS, node on the first request. */
@@ -46,7 +60,8 @@ final class SotwPeer {
       req.setNode(Fixtures.node(nodeId));
       sentNode = true;
     }
-    return record(stream.onRequest(req.build(), config));
+    DiscoveryRequest r = req.build();
+    return record(SameOutcomes.check(stream.onRequest(r, config), plain.onRequest(r, config)));
   }
 
   /** Subscribes (or re-subscribes) to names, carrying the current version and nonce of the type. */
@@ -82,7 +97,13 @@ final class SotwPeer {
       changes.put(g, next.snapshot(g).changedSince(config.snapshot(g)));
     }
     config = next;
-    return record(stream.onConfig(next, changes));
+    return record(SameOutcomes.check(stream.onConfig(next, changes),
+        plain.onConfig(next, changes)));
+  }
+
+  /** Time passed: the heartbeats and bounded waits that are due. */
+  List<Outcome> tick() {
+    return record(SameOutcomes.check(stream.onTick(config), plain.onTick(config)));
   }
 
   private List<Outcome> record(List<Outcome> out) {

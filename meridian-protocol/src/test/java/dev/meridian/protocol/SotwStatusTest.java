@@ -20,6 +20,9 @@ import org.junit.jupiter.api.Test;
  */
 class SotwStatusTest {
   static final Node NODE = Node.newBuilder().setId("n").build();
+  /** Fixed: each stream has a plain twin (see {@link TwinStream}), whose NACKs must match in time. */
+  static final Clock CLOCK = Clock.fixed(java.time.Instant.parse("2026-01-01T00:00:00Z"),
+      java.time.ZoneOffset.UTC);
 
   static XdsResource cluster(String name, int timeoutSeconds) {
     return XdsResource.of(ResourceType.CLUSTER, Cluster.newBuilder().setName(name)
@@ -43,7 +46,7 @@ class SotwStatusTest {
         ((Outcome.Send) o).response()).findFirst().orElseThrow();
   }
 
-  static SotwStream.TypeStatus status(SotwStream s, ResourceType t) {
+  static SotwStream.TypeStatus status(TwinStream<DiscoveryRequest> s, ResourceType t) {
     return s.status().stream().filter(x -> x.type() == t).findFirst().orElseThrow();
   }
 
@@ -55,7 +58,7 @@ class SotwStatusTest {
   @Test
   void fullStateAckReplacesWhatTheClientRunsAndANackKeepsIt() {
     // Per-type: on ADS the deleted "b" would linger (make-before-break) and be removed later.
-    SotwStream s = SotwStream.perType(ResourceType.CLUSTER, Clock.systemUTC());
+    TwinStream<DiscoveryRequest> s = TwinStream.sotwPerType(ResourceType.CLUSTER, CLOCK);
     ServedConfig v1 = config(cluster("a", 1), cluster("b", 1));
     DiscoveryResponse r1 = sent(s.onRequest(DiscoveryRequest.newBuilder().setNode(NODE)
         .setTypeUrl(ResourceType.CLUSTER.typeUrl()).build(), v1));
@@ -83,7 +86,7 @@ class SotwStatusTest {
 
   @Test
   void perResourceAcksAccumulateAndUnsubscribingForgets() {
-    SotwStream s = SotwStream.ads(Clock.systemUTC());
+    TwinStream<DiscoveryRequest> s = TwinStream.sotwAds(CLOCK);
     ServedConfig v1 = config(endpoints("x", 1), endpoints("y", 1));
     DiscoveryResponse r1 = sent(s.onRequest(DiscoveryRequest.newBuilder().setNode(NODE)
         .setTypeUrl(ResourceType.ENDPOINT.typeUrl()).addResourceNames("x").addResourceNames("y")
@@ -105,10 +108,10 @@ class SotwStatusTest {
   @Test
   void aReconnectingClientThatHoldsTheViewIsReportedAsHavingAckedIt() {
     ServedConfig v1 = config(cluster("a", 1));
-    SotwStream first = SotwStream.ads(Clock.systemUTC());
+    TwinStream<DiscoveryRequest> first = TwinStream.sotwAds(CLOCK);
     DiscoveryResponse r = sent(first.onRequest(DiscoveryRequest.newBuilder().setNode(NODE)
         .setTypeUrl(ResourceType.CLUSTER.typeUrl()).build(), v1));
-    SotwStream again = SotwStream.ads(Clock.systemUTC());
+    TwinStream<DiscoveryRequest> again = TwinStream.sotwAds(CLOCK);
     assertThat(again.onRequest(DiscoveryRequest.newBuilder().setNode(NODE)
         .setTypeUrl(ResourceType.CLUSTER.typeUrl()).setVersionInfo(r.getVersionInfo()).build(), v1))
         .noneMatch(o -> o instanceof Outcome.Send);

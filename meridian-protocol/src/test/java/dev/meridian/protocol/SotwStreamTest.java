@@ -347,15 +347,16 @@ class SotwStreamTest {
   @Test
   void perTypeRequestForAnotherTypeClosesTheStream() {
     SotwPeer peer = Variant.PER_TYPE.peer(CDS, config(cluster("a")));
-    List<Outcome> out = peer.stream.onRequest(request(EDS).setNode(Fixtures.node("n")).build(),
-        peer.config);
+    DiscoveryRequest wrongType = request(EDS).setNode(Fixtures.node("n")).build();
+    List<Outcome> out = SameOutcomes.check(peer.stream.onRequest(wrongType, peer.config),
+        peer.plain.onRequest(wrongType, peer.config));
     assertThat(out).singleElement().isInstanceOfSatisfying(Outcome.Close.class,
         c -> assertThat(c.message()).contains("does not match this service"));
   }
 
   @Test
   void firstRequestWithoutNodeClosesTheStream() {
-    SotwStream s = SotwStream.ads(java.time.Clock.systemUTC());
+    TwinStream<DiscoveryRequest> s = TwinStream.sotwAds(java.time.Clock.systemUTC());
     List<Outcome> out = s.onRequest(request(CDS).build(), config(cluster("a")));
     assertThat(out).singleElement().isInstanceOfSatisfying(Outcome.Close.class,
         c -> assertThat(c.message()).contains("must carry a node"));
@@ -375,5 +376,26 @@ class SotwStreamTest {
     peer.subscribe(CDS);
     // SotwPeer only sets the node on the first request.
     assertThat(peer.subscribe(EDS, "a")).noneMatch(o -> o instanceof Outcome.Close);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void responsesListResourcesInNameOrder(Variant v) {
+    // Issue 19: equal states send equal bytes, so a response is not in some set's hash order.
+    List<XdsResource> all = new java.util.ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      all.add(endpoints("e" + i, 1));
+    }
+    SotwPeer peer = v.peer(EDS, config(all.toArray(XdsResource[]::new)));
+    String[] asked = java.util.stream.IntStream.range(0, 25).mapToObj(i -> "e" + (24 - i))
+        .toArray(String[]::new);
+    assertThat(names(single(peer.subscribe(EDS, asked)))).hasSize(25).isSorted();
+    peer.ack(EDS, asked);
+    List<XdsResource> changed = new java.util.ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      changed.add(endpoints("e" + i, i % 2 == 0 ? 2 : 1));
+    }
+    assertThat(names(single(peer.reload(config(changed.toArray(XdsResource[]::new))))))
+        .hasSize(13).isSorted();
   }
 }

@@ -7,6 +7,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** Spec "How the client specifies what resources to return", SotW: every request names the whole set. */
 class SubscriptionTest {
@@ -14,9 +16,10 @@ class SubscriptionTest {
     return IntStream.range(0, n).mapToObj(i -> new String("cluster-" + i)).toList();
   }
 
-  @Test
-  void repeatingTheSameLargeSetIsNoChangeInAnyOrder() {
-    Subscription s = new Subscription();
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void repeatingTheSameLargeSetIsNoChangeInAnyOrder(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
     Subscription.Change first = s.replace(names(1000));
     assertThat(first.added()).hasSize(1000);
     // The usual ACK: equal names (fresh String instances, as parsed), same order.
@@ -27,9 +30,10 @@ class SubscriptionTest {
     assertThat(s.replace(names(1000)).isEmpty()).isTrue();
   }
 
-  @Test
-  void aRenamedNameAtTheSameSizeIsAChange() {
-    Subscription s = new Subscription();
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void aRenamedNameAtTheSameSizeIsAChange(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
     s.replace(names(1000));
     List<String> next = new ArrayList<>(names(1000));
     next.set(500, "other");
@@ -42,9 +46,10 @@ class SubscriptionTest {
     assertThat(back.removed()).containsExactly("other");
   }
 
-  @Test
-  void addingTheWildcardToALargeSetIsAChange() {
-    Subscription s = new Subscription();
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void addingTheWildcardToALargeSetIsAChange(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
     s.replace(names(100));
     List<String> withStar = new ArrayList<>(names(99));
     withStar.add(Subscription.WILDCARD);
@@ -58,16 +63,18 @@ class SubscriptionTest {
 
   @Test
   void clientsWithTheSameLargeSubscriptionShareOneSet() {
-    Subscription a = new Subscription();
-    Subscription b = new Subscription();
+    Sharing hub = Sharing.interning();
+    Subscription a = new Subscription(hub);
+    Subscription b = new Subscription(hub);
     a.replace(names(1000));
     b.replace(names(1000));
     assertThat(a.names()).isSameAs(b.names());
   }
 
-  @Test
-  void deltaUpdatesAfterSotwStyleRequestsAreNotMistakenForRepeats() {
-    Subscription s = new Subscription();
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void deltaUpdatesAfterSotwStyleRequestsAreNotMistakenForRepeats(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
     s.replace(names(100));
     s.update(List.of(), List.of("cluster-5"));
     assertThat(s.names()).hasSize(99);

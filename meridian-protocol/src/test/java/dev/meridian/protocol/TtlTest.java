@@ -14,7 +14,10 @@ import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Spec "TTL": wrapping, feature gating and heartbeats, with an injected clock. */
+/**
+ * Spec "TTL": wrapping, feature gating and heartbeats, with an injected clock; each stream with a
+ * plain twin (see {@link TwinStream}).
+ */
 class TtlTest {
   final MutableClock clock = new MutableClock();
 
@@ -50,7 +53,7 @@ class TtlTest {
   @Test
   void sotwClientWithBothFeaturesGetsTheResourceWrappedWithItsTtl() throws Exception {
     ServedConfig cfg = Fixtures.config(withTtl("temp", 30), Fixtures.cluster("plain"));
-    SotwStream s = SotwStream.ads(clock);
+    TwinStream<DiscoveryRequest> s = TwinStream.sotwAds(clock);
     DiscoveryResponse r = sotw(s.onRequest(cds().setNode(node(ClientFeatures.RESOURCE_TTL,
         ClientFeatures.RESOURCE_IN_SOTW)).build(), cfg));
     Any plain = r.getResources(0);
@@ -66,7 +69,7 @@ class TtlTest {
   @Test
   void specSpellingOfTheResourceInSotwFeatureIsAcceptedToo() {
     ServedConfig cfg = Fixtures.config(withTtl("temp", 30));
-    DiscoveryResponse r = sotw(SotwStream.ads(clock).onRequest(cds().setNode(node(
+    DiscoveryResponse r = sotw(TwinStream.sotwAds(clock).onRequest(cds().setNode(node(
         ClientFeatures.RESOURCE_TTL, ClientFeatures.RESOURCE_IN_SOTW_SPEC)).build(), cfg));
     assertThat(r.getResources(0).is(Resource.class)).isTrue();
   }
@@ -74,10 +77,10 @@ class TtlTest {
   @Test
   void clientsWithoutTheFeaturesGetThePlainResource() {
     ServedConfig cfg = Fixtures.config(withTtl("temp", 30));
-    DiscoveryResponse r = sotw(SotwStream.ads(clock).onRequest(
+    DiscoveryResponse r = sotw(TwinStream.sotwAds(clock).onRequest(
         cds().setNode(node(ClientFeatures.RESOURCE_TTL)).build(), cfg));
     assertThat(r.getResources(0).is(Cluster.class)).isTrue();
-    DeltaDiscoveryResponse d = delta(DeltaStream.ads(clock).onRequest(DeltaDiscoveryRequest.newBuilder()
+    DeltaDiscoveryResponse d = delta(TwinStream.deltaAds(clock).onRequest(DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(ResourceType.CLUSTER.typeUrl()).setNode(node()).build(), cfg));
     assertThat(d.getResources(0).hasTtl()).isFalse();
     assertThat(d.getResources(0).hasResource()).isTrue();
@@ -86,7 +89,7 @@ class TtlTest {
   @Test
   void sotwHeartbeatsKeepTheResourceAliveWithoutBumpingTheVersion() throws Exception {
     ServedConfig cfg = Fixtures.config(withTtl("temp", 30), Fixtures.cluster("plain"));
-    SotwStream s = SotwStream.ads(clock);
+    TwinStream<DiscoveryRequest> s = TwinStream.sotwAds(clock);
     DiscoveryResponse first = sotw(s.onRequest(cds().setNode(node(ClientFeatures.RESOURCE_TTL,
         ClientFeatures.RESOURCE_IN_SOTW)).build(), cfg));
     s.onRequest(ack(first), cfg);
@@ -114,7 +117,7 @@ class TtlTest {
   @Test
   void deltaHeartbeatsAndTtlChangesResend() {
     ServedConfig cfg = Fixtures.config(withTtl("temp", 3));
-    DeltaStream s = DeltaStream.ads(clock);
+    TwinStream<DeltaDiscoveryRequest> s = TwinStream.deltaAds(clock);
     DeltaDiscoveryResponse first = delta(s.onRequest(DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(ResourceType.CLUSTER.typeUrl()).setNode(node(ClientFeatures.RESOURCE_TTL))
         .addResourceNamesSubscribe("*").build(), cfg));
@@ -144,7 +147,7 @@ class TtlTest {
   @Test
   void resourcesWithoutTtlNeverGetHeartbeats() {
     ServedConfig cfg = Fixtures.config(Fixtures.cluster("plain"));
-    SotwStream s = SotwStream.ads(clock);
+    TwinStream<DiscoveryRequest> s = TwinStream.sotwAds(clock);
     DiscoveryResponse first = sotw(s.onRequest(cds().setNode(node(ClientFeatures.RESOURCE_TTL,
         ClientFeatures.RESOURCE_IN_SOTW)).build(), cfg));
     s.onRequest(ack(first), cfg);

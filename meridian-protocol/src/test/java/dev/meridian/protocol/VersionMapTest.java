@@ -87,8 +87,9 @@ class VersionMapTest {
     for (int i = 0; i < 500; i++) {
       names.add("cla-" + i);
     }
-    Subscription a = new Subscription();
-    Subscription b = new Subscription();
+    Sharing hub = Sharing.interning();
+    Subscription a = new Subscription(hub);
+    Subscription b = new Subscription(hub);
     a.replace(new java.util.ArrayList<>(names));
     b.replace(names.stream().map(String::new).toList());
     assertThat(a.names()).isSameAs(b.names());

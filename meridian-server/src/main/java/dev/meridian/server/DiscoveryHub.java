@@ -2,6 +2,7 @@ package dev.meridian.server;
 
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
+import dev.meridian.protocol.Sharing;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -51,6 +52,8 @@ public final class DiscoveryHub {
   private volatile Executor fanOut;
   private volatile int fanOutWays = 1;
   private final Metrics metrics = new Metrics();
+  /** This hub's streams share interned subscriptions and answers; other hubs' never do. */
+  private final Sharing sharing = Sharing.interning();
   /** False for the warm-up's private hub: its synthetic streams are not worth a log line each. */
   private final boolean logsStreams;
 
@@ -78,6 +81,11 @@ public final class DiscoveryHub {
 
   boolean logsStreams() {
     return logsStreams;
+  }
+
+  /** What the streams of this hub share (see {@link Sharing}). */
+  public Sharing sharing() {
+    return sharing;
   }
 
   public ServedConfig current() {

@@ -108,7 +108,7 @@ final class RestDiscovery implements HttpHandler {
     }
     // Each poll starts fresh, like a reconnect: its version_info says what the client holds. The
     // nonce is optional in REST and there is no stream for it to be stale on, so it is dropped.
-    SotwStream stream = SotwStream.perType(type, clock);
+    SotwStream stream = SotwStream.perType(type, clock, hub.sharing());
     stream.withHeartbeats(heartbeats);
     req = req.toBuilder().clearResponseNonce().build();
     if (answered(ex, stream.onRequest(req, hub.current()))) {

@@ -97,13 +97,15 @@ public final class XdsServices {
       if (method.startsWith("Stream")) {
         b.addMethod((MethodDescriptor<DiscoveryRequest, DiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
-                (type == null ? SotwStream.ads(clock) : SotwStream.perType(type, clock))
+                (type == null ? SotwStream.ads(clock, hub.sharing())
+                    : SotwStream.perType(type, clock, hub.sharing()))
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else if (method.startsWith("Delta")) {
         b.addMethod((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
-                (type == null ? DeltaStream.ads(clock) : DeltaStream.perType(type, clock))
+                (type == null ? DeltaStream.ads(clock, hub.sharing())
+                    : DeltaStream.perType(type, clock, hub.sharing()))
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else {

@@ -5,6 +5,7 @@ import dev.meridian.protocol.DeltaStream;
 import dev.meridian.protocol.Outcome;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
+import dev.meridian.protocol.Sharing;
 import dev.meridian.protocol.Snapshot;
 import dev.meridian.protocol.SotwStream;
 import dev.meridian.protocol.Versions;
@@ -96,8 +97,10 @@ public class CoreBenchmarks {
     configB = new ServedConfig(oneEndpointChanged, List.of());
     changesAtoB = Map.of(ServedConfig.DEFAULT_GROUP, oneEndpointChanged.changedSince(a));
     changesBtoA = Map.of(ServedConfig.DEFAULT_GROUP, a.changedSince(oneEndpointChanged));
-    sotw = connectSotw(configA);
-    delta = connectDelta(configA);
+    // One Sharing per benchmark, as one per hub: the streams share what a fleet would.
+    Sharing sharing = Sharing.interning();
+    sotw = connectSotw(configA, sharing);
+    delta = connectDelta(configA, sharing);
     atA = true;
   }
 
@@ -158,8 +161,8 @@ public class CoreBenchmarks {
     return out;
   }
 
-  static SotwStream connectSotw(ServedConfig config) {
-    SotwStream s = SotwStream.ads(Clock.systemUTC());
+  static SotwStream connectSotw(ServedConfig config, Sharing sharing) {
+    SotwStream s = SotwStream.ads(Clock.systemUTC(), sharing);
     Node node = Node.newBuilder().setId("jmh").build();
     List<Outcome> out = s.onRequest(DiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build(), config);
     ackSotw(s, out, config);
@@ -196,8 +199,8 @@ public class CoreBenchmarks {
     return edsNames;
   }
 
-  static DeltaStream connectDelta(ServedConfig config) {
-    DeltaStream s = DeltaStream.ads(Clock.systemUTC());
+  static DeltaStream connectDelta(ServedConfig config, Sharing sharing) {
+    DeltaStream s = DeltaStream.ads(Clock.systemUTC(), sharing);
     Node node = Node.newBuilder().setId("jmh").build();
     List<Outcome> out = s.onRequest(DeltaDiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build(), config);
     ackDelta(s, out, config);

@@ -1,0 +1,220 @@
+package dev.meridian.protocol;
+
+import java.lang.ref.WeakReference;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What streams in the same state may share, kept apart from the protocol rules (issue 19): interned
+ * subscription sets, and answers that every stream in sync with a snapshot would otherwise work out
+ * alike. A hub owns one and hands it to its streams; nothing here is static, so two servers in one
+ * JVM share nothing.
+ *
+ * <p>The rules ask it questions and must get the same outcomes whatever the implementation:
+ * {@link #plain()} shares nothing and computes every answer afresh, {@link #interning()} shares.
+ * The core's tests run every scenario with both and compare the bytes sent.
+ */
+public abstract class Sharing {
+  Sharing() {}
+
+  /** Shares nothing: no interning, no memo. Stateless, so one instance serves everyone. */
+  public static Sharing plain() {
+    return Plain.INSTANCE;
+  }
+
+  /** Interns large subscriptions and remembers shared answers; thread-safe. One per hub. */
+  public static Sharing interning() {
+    return new Interning();
+  }
+
+  /** An immutable set of names for a subscription: a copy, or the one equal set already shared. */
+  abstract Set<String> names(Set<String> names);
+
+  /** A large request's names (SotW resource_names, a Delta subscribe): as is, or shared. */
+  abstract RequestNames request(List<String> requested);
+
+  /** Whether {@code map} holds {@code version} as some name's version. */
+  abstract boolean containsVersion(VersionMap map, String version);
+
+  /** Whether every one of {@code names} is a resource of {@code snapshot}. */
+  abstract boolean hasAll(TypeSnapshot snapshot, Set<String> names);
+
+  /** {@link TypeSnapshot#changedFrom}: the resources whose version differs from {@code older}. */
+  abstract List<XdsResource> changedFrom(TypeSnapshot snapshot, Map<String, String> older);
+
+  /** {@link TypeSnapshot#removedFrom}: names of {@code older} that are no resources any more. */
+  abstract List<String> removedFrom(TypeSnapshot snapshot, Map<String, String> older);
+
+  /** The warming bookkeeping of clusters just sent (see {@link Warming}). */
+  abstract Warming warming(List<XdsResource> clusters, TypeSnapshot endpoints);
+
+  /** Whether {@code names} are exactly the resource names of {@code snapshot}. */
+  final boolean hasExactly(TypeSnapshot snapshot, Set<String> names) {
+    return names.size() == snapshot.size() && hasAll(snapshot, names);
+  }
+
+  /** Every answer computed from its arguments alone. */
+  private static final class Plain extends Sharing {
+    static final Plain INSTANCE = new Plain();
+
+    @Override
+    Set<String> names(Set<String> names) {
+      return Set.copyOf(names);
+    }
+
+    @Override
+    RequestNames request(List<String> requested) {
+      return new RequestNames(List.copyOf(requested), this);
+    }
+
+    @Override
+    boolean containsVersion(VersionMap map, String version) {
+      return map.containsValue(version);
+    }
+
+    @Override
+    boolean hasAll(TypeSnapshot snapshot, Set<String> names) {
+      return snapshot.hasAll(names);
+    }
+
+    @Override
+    List<XdsResource> changedFrom(TypeSnapshot snapshot, Map<String, String> older) {
+      return snapshot.changedFrom(older);
+    }
+
+    @Override
+    List<String> removedFrom(TypeSnapshot snapshot, Map<String, String> older) {
+      return snapshot.removedFrom(older);
+    }
+
+    @Override
+    Warming warming(List<XdsResource> clusters, TypeSnapshot endpoints) {
+      return new Warming(clusters, endpoints);
+    }
+  }
+
+  /**
+   * Sized for the fleet case: 1,000 clients subscribing the same 10,000 endpoint names hold one
+   * set, and after a reload the first stream in sync with a snapshot works out what the others
+   * then reuse. Answers about objects are recognized by identity: they are immutable and shared.
+   */
+  private static final class Interning extends Sharing {
+    /** Smaller sets are cheap to keep per stream and rarely repeated across a fleet. */
+    private static final int INTERN_FROM = 64;
+    /** Equal sets → the one shared; weak, so a set no stream uses any more is released. */
+    private final Map<Set<String>, WeakReference<Set<String>>> sets = new WeakHashMap<>();
+    private final Map<List<String>, WeakReference<RequestNames>> requests = new WeakHashMap<>();
+    /** A snapshot's version map (by identity) → version → whether it holds it. */
+    private final IdentityMemo<Map<String, String>, Map<String, Boolean>> contains =
+        new IdentityMemo<>(4);
+    private final IdentityMemo<List<XdsResource>, Warming> warmings = new IdentityMemo<>(2);
+
+    @Override
+    Set<String> names(Set<String> names) {
+      if (names.size() < INTERN_FROM) {
+        return Set.copyOf(names);
+      }
+      synchronized (sets) {
+        WeakReference<Set<String>> ref = sets.get(names);
+        Set<String> shared = ref == null ? null : ref.get();
+        if (shared == null) {
+          shared = Collections.unmodifiableSet(names);
+          sets.put(shared, new WeakReference<>(shared));
+        }
+        return shared;
+      }
+    }
+
+    @Override
+    RequestNames request(List<String> requested) {
+      synchronized (requests) {
+        WeakReference<RequestNames> ref = requests.get(requested);
+        RequestNames in = ref == null ? null : ref.get();
+        if (in != null) {
+          return in;
+        }
+      }
+      // Built outside the lock (it interns its set, under the other one).
+      RequestNames in = new RequestNames(List.copyOf(requested), this);
+      synchronized (requests) {
+        WeakReference<RequestNames> ref = requests.get(requested);
+        RequestNames raced = ref == null ? null : ref.get();
+        if (raced != null) {
+          return raced;
+        }
+        requests.put(in.list, new WeakReference<>(in)); // the key lives as long as `in`
+        return in;
+      }
+    }
+
+    @Override
+    boolean containsVersion(VersionMap map, String version) {
+      Map<String, String> base = map.sharedBase();
+      if (base == null || base.size() < INTERN_FROM) {
+        return map.containsValue(version);
+      }
+      // A snapshot's map, asked by every stream in sync with it: answered once.
+      return contains.computeIfAbsent(base, b -> new ConcurrentHashMap<>())
+          .computeIfAbsent(version, base::containsValue);
+    }
+
+    @Override
+    boolean hasAll(TypeSnapshot snapshot, Set<String> names) {
+      return names.size() < INTERN_FROM ? snapshot.hasAll(names) : snapshot.memo().hasAll(names);
+    }
+
+    @Override
+    List<XdsResource> changedFrom(TypeSnapshot snapshot, Map<String, String> older) {
+      return snapshot.memo().changedFrom(older);
+    }
+
+    @Override
+    List<String> removedFrom(TypeSnapshot snapshot, Map<String, String> older) {
+      return snapshot.memo().removedFrom(older);
+    }
+
+    @Override
+    Warming warming(List<XdsResource> clusters, TypeSnapshot endpoints) {
+      Warming w = warmings.get(clusters);
+      if (w == null || w.endpoints != endpoints) {
+        w = new RememberingWarming(clusters, endpoints);
+        warmings.put(clusters, w);
+      }
+      return w;
+    }
+  }
+
+  /**
+   * A {@link Warming} that remembers its answers for streams whose state is shared: the same
+   * snapshot's map of ACKed clusters and the same (interned) endpoint subscription give the same
+   * answer.
+   */
+  private static final class RememberingWarming extends Warming {
+    private record Answer(Map<String, String> acked, boolean wildcard, Set<String> awaited) {}
+
+    /** By endpoint subscription (its names set); a few, for streams that ask for different ones. */
+    private final IdentityMemo<Set<String>, Answer> answers = new IdentityMemo<>(4);
+
+    RememberingWarming(List<XdsResource> clusters, TypeSnapshot endpoints) {
+      super(clusters, endpoints);
+    }
+
+    @Override
+    Set<String> awaited(VersionMap acked, Subscription asked) {
+      Map<String, String> shared = acked.sharedBase(); // null: this stream's own state
+      Answer a = shared == null ? null : answers.get(asked.names());
+      if (a != null && a.acked == shared && a.wildcard == asked.isWildcard()) {
+        return a.awaited;
+      }
+      Set<String> result = super.awaited(acked, asked);
+      if (shared != null) {
+        answers.put(asked.names(), new Answer(shared, asked.isWildcard(), result));
+      }
+      return result;
+    }
+  }
+}
