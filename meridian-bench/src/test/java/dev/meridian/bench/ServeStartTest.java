@@ -57,6 +57,10 @@ class ServeStartTest {
   }
 
   private void serve(String... extra) throws Exception {
+    serve(java.util.Map.of(), extra);
+  }
+
+  private void serve(java.util.Map<String, String> env, String... extra) throws Exception {
     xdsPort = LoadGenerator.freePort();
     httpPort = LoadGenerator.freePort();
     List<String> cmd = new ArrayList<>(List.of(RealLauncher.in(dir).toString(), "serve",
@@ -65,7 +69,12 @@ class ServeStartTest {
         "--http-port", Integer.toString(httpPort)));
     cmd.addAll(List.of(extra));
     log = dir.resolve("server.log");
-    server = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+        .redirectOutput(log.toFile());
+    pb.environment().remove("MERIDIAN_JAVA_OPTS");
+    pb.environment().remove("MERIDIAN_FLEET_FLAGS");
+    pb.environment().putAll(env);
+    server = pb.start();
   }
 
   @Test
@@ -78,6 +87,23 @@ class ServeStartTest {
     assertThat(status("/healthz")).isEqualTo(200);
     assertThat(status("/readyz")).isEqualTo(200);
     assertThat(Files.readString(log)).contains("config_load result=ok").doesNotContain("warmup");
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void aPlainServeLoadsNeitherAllOfEnvoysApiNorFlightRecorder() throws Exception {
+    // Issue 18: scanning every API type cost a start 0.25-0.3 s, and Netty's JFR events started
+    // Flight Recorder at the first connection (0.2-0.3 s) before the first response.
+    Path classes = dir.resolve("classes.log");
+    serve(java.util.Map.of("MERIDIAN_JAVA_OPTS", "-Xlog:class+load:file=" + classes));
+
+    assertThat(firstResponse().get(60, TimeUnit.SECONDS).getResourcesCount()).isEqualTo(2);
+    String loaded = Files.readString(classes);
+    assertThat(loaded).contains("envoy.extensions.filters.network.http_connection_manager.v3"
+        + ".HttpConnectionManager "); // the quickstart's typed_config
+    // Netty still asks whether JFR is available (a few classes); its event metadata is not built.
+    assertThat(loaded).doesNotContain("io.envoyproxy.envoy.config.rbac.v3.RbacProto ")
+        .doesNotContain("jdk.jfr.internal.MetadataRepository ");
   }
 
   @Test
