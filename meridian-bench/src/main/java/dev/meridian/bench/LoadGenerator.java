@@ -130,10 +130,10 @@ public final class LoadGenerator {
                                      Netty allocate direct memory without zeroing it, as
                                      'java -jar meridian.jar' does (default true)
           --fleet-gc true|false      on JDK 17-19, start either server with the G1 refinement
-                                     flags that ./meridian starts the server with
+                                     flags that './meridian serve --fleet' starts it with
                                      (docs/operations.md, "JVM flags"; default true)
-          --fleet-jit true|false     start either server with the JIT flags that ./meridian
-                                     starts the server with: its own code (dev.meridian, or
+          --fleet-jit true|false     start either server with the JIT flags that './meridian
+                                     serve --fleet' starts it with: its own code (dev.meridian, or
                                      JCP's io.envoyproxy.controlplane) compiled by C2 at a tenth
                                      of the usual call counts, and 3 C2 threads on up to 8 CPUs
                                      (docs/operations.md, "JVM flags"; default true)
