@@ -25,7 +25,9 @@ import java.util.concurrent.TimeoutException;
  * an ADS client that keeps retrying is started first, then the command, as a new process; the
  * figure is from just before the process is started to the client's first DiscoveryResponse
  * (wildcard CDS). Free loopback ports are appended to the command ({@code --xds-port},
- * {@code --http-port}); each run's process is stopped (SIGTERM) before the next starts.
+ * {@code --http-port}); each run's process is stopped (SIGTERM) before the next starts. A first,
+ * unrecorded run loads the client's own code (its HTTP/2 stream, its first request): a JVM's
+ * cold client would add its class loading to the server's start.
  *
  * <pre>
  * java -cp meridian-bench/target/meridian-bench.jar dev.meridian.bench.StartTime --runs 10 \
@@ -45,6 +47,7 @@ public final class StartTime {
           (default 10) as a fresh process with --xds-port and --http-port on free loopback
           ports appended, and prints the time from the process start to the first
           DiscoveryResponse of an ADS client that retries every 10 ms; then the median and max.
+          A first run, not counted, warms the client up.
           --timeout: per run (default 60). --log-dir: each run's output (default target/start-time).
         """;
   }
@@ -72,6 +75,8 @@ public final class StartTime {
       System.exit(2);
     }
     Files.createDirectories(logDir);
+    System.out.printf(Locale.ROOT, "client warm-up run (not counted): %.0f ms%n",
+        once(command, logDir.resolve("run-0.log"), timeoutSeconds));
     double[] millis = new double[runs];
     for (int run = 0; run < runs; run++) {
       millis[run] = once(command, logDir.resolve("run-" + (run + 1) + ".log"), timeoutSeconds);
