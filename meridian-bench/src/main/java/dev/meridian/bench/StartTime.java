@@ -75,20 +75,34 @@ public final class StartTime {
       System.exit(2);
     }
     Files.createDirectories(logDir);
-    System.out.printf(Locale.ROOT, "client warm-up run (not counted): %.0f ms%n",
+    System.out.printf(Locale.ROOT, "client warm-up run (not counted): %s%n",
         once(command, logDir.resolve("run-0.log"), timeoutSeconds));
     double[] millis = new double[runs];
+    double[] cpu = new double[runs];
     for (int run = 0; run < runs; run++) {
-      millis[run] = once(command, logDir.resolve("run-" + (run + 1) + ".log"), timeoutSeconds);
-      System.out.printf(Locale.ROOT, "run %d: %.0f ms%n", run + 1, millis[run]);
+      Run r = once(command, logDir.resolve("run-" + (run + 1) + ".log"), timeoutSeconds);
+      millis[run] = r.millis();
+      cpu[run] = r.serverCpuSeconds();
+      System.out.printf(Locale.ROOT, "run %d: %s%n", run + 1, r);
     }
     Stats s = new Stats(millis);
     System.out.printf(Locale.ROOT, "process start to first DiscoveryResponse, %d runs: median %.0f ms,"
-        + " max %.0f ms, min %.0f ms%n", runs, s.percentile(50), s.max(), s.min());
+        + " max %.0f ms, min %.0f ms (server CPU by then: median %.2f s)%n", runs,
+        s.percentile(50), s.max(), s.min(), new Stats(cpu).percentile(50));
   }
 
-  /** One run: milliseconds from the process start to the first DiscoveryResponse. */
-  static double once(List<String> command, Path log, long timeoutSeconds) throws Exception {
+  /**
+   * One run: from the process start to the first DiscoveryResponse, and the CPU the server's
+   * process had used by then (all its threads: a figure a busy machine inflates less than time).
+   */
+  record Run(double millis, double serverCpuSeconds) {
+    @Override
+    public String toString() {
+      return String.format(Locale.ROOT, "%.0f ms (server CPU %.2f s)", millis, serverCpuSeconds);
+    }
+  }
+
+  static Run once(List<String> command, Path log, long timeoutSeconds) throws Exception {
     int xdsPort = LoadGenerator.freePort();
     List<String> cmd = new ArrayList<>(command);
     cmd.addAll(List.of("--xds-port", Integer.toString(xdsPort),
@@ -135,12 +149,13 @@ public final class StartTime {
         throw new IllegalStateException("no DiscoveryResponse within " + timeoutSeconds
             + " s; see " + log, e);
       }
+      double cpu = ProcStats.cpuSeconds(process.pid()); // ./meridian execs java: the same pid
       out.onCompleted();
       if (Files.readString(log).contains("meridian: building")) {
         // The launcher built the jar first: that run measured Maven, not the start.
         throw new IllegalStateException("the launcher built meridian.jar during the run; run again");
       }
-      return (answered - started) / 1e6;
+      return new Run((answered - started) / 1e6, cpu);
     } finally {
       retry.shutdownNow();
       channel.shutdownNow();
