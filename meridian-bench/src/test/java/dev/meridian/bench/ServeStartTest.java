@@ -42,12 +42,16 @@ class ServeStartTest {
       .connectTimeout(Duration.ofSeconds(5)).build();
   private Process server;
   private ManagedChannel channel;
+  private Thread retry;
   private int xdsPort;
   private int httpPort;
   private Path log;
 
   @AfterEach
   void stop() throws Exception {
+    if (retry != null) {
+      retry.interrupt();
+    }
     if (channel != null) {
       channel.shutdownNow();
     }
@@ -150,7 +154,7 @@ class ServeStartTest {
         });
     out.onNext(DiscoveryRequest.newBuilder().setNode(Node.newBuilder().setId("start-test"))
         .setTypeUrl(BenchClient.CDS).build());
-    Thread retry = new Thread(() -> {
+    retry = new Thread(() -> {
       while (!first.isDone() && !Thread.currentThread().isInterrupted()) {
         BenchClient.retryNow(channel);
         try {
