@@ -128,6 +128,8 @@ final class BenchClient {
   private final boolean delta;
   private final Shared shared;
   private final ManagedChannel channel;
+  /** Started before its server: the stream waits for a connection, retried by {@link #retryNow}. */
+  private final boolean waitForReady;
   private StreamObserver<DiscoveryRequest> sotw;
   private StreamObserver<DeltaDiscoveryRequest> deltaOut;
   private boolean edsSubscribed;
@@ -145,13 +147,19 @@ final class BenchClient {
   private long bytes;
   private long responses;
   private long doneNanos = -1;
+  private long firstNanos = -1;
   private int mismatches;
 
   BenchClient(int id, boolean delta, Shared shared, ManagedChannel channel) {
+    this(id, delta, shared, channel, false);
+  }
+
+  BenchClient(int id, boolean delta, Shared shared, ManagedChannel channel, boolean waitForReady) {
     this.id = id;
     this.delta = delta;
     this.shared = shared;
     this.channel = channel;
+    this.waitForReady = waitForReady;
     this.cds = new BitSet(shared.clusters);
     this.eds = new BitSet(shared.clusters);
   }
@@ -167,14 +175,17 @@ final class BenchClient {
     bytes = 0;
     responses = 0;
     doneNanos = -1;
+    firstNanos = -1;
     mismatches = 0;
   }
 
   void start() {
+    io.grpc.CallOptions options = waitForReady ? io.grpc.CallOptions.DEFAULT.withWaitForReady()
+        : io.grpc.CallOptions.DEFAULT;
     Node node = Node.newBuilder().setId("bench-" + id).setCluster("bench").build();
     if (delta) {
       deltaOut = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
-          channel.newCall(shared.deltaMethod, io.grpc.CallOptions.DEFAULT), new StreamObserver<>() {
+          channel.newCall(shared.deltaMethod, options), new StreamObserver<>() {
         @Override
         public void onNext(LightResponse r) {
           onDelta(r);
@@ -191,7 +202,7 @@ final class BenchClient {
       deltaOut.onNext(DeltaDiscoveryRequest.newBuilder().setNode(node).setTypeUrl(CDS).build());
     } else {
       sotw = io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
-          channel.newCall(shared.sotwMethod, io.grpc.CallOptions.DEFAULT), new StreamObserver<>() {
+          channel.newCall(shared.sotwMethod, options), new StreamObserver<>() {
         @Override
         public void onNext(LightResponse r) {
           onSotw(r);
@@ -210,6 +221,7 @@ final class BenchClient {
   }
 
   private synchronized void onSotw(LightResponse r) {
+    received();
     bytes += r.size;
     responses++;
     boolean isCds = r.typeUrl.equals(CDS);
@@ -239,6 +251,7 @@ final class BenchClient {
   }
 
   private synchronized void onDelta(LightResponse r) {
+    received();
     bytes += r.size;
     responses++;
     boolean isCds = r.typeUrl.equals(CDS);
@@ -254,6 +267,12 @@ final class BenchClient {
     } else if (isCds && r.count > 0) {
       // As in SotW: the updated (warming) clusters ask for their endpoints again.
       deltaOut.onNext(shared.deltaEds);
+    }
+  }
+
+  private void received() {
+    if (firstNanos < 0) {
+      firstNanos = System.nanoTime();
     }
   }
 
@@ -307,6 +326,25 @@ final class BenchClient {
   /** Milliseconds from the event's start to its goal; NaN if not reached. */
   synchronized double latencyMillis() {
     return doneNanos < 0 ? Double.NaN : (doneNanos - startNanos) / 1e6;
+  }
+
+  /** Milliseconds from the event's start to the first response after it; NaN if none. */
+  synchronized double firstResponseMillis() {
+    return firstNanos < 0 ? Double.NaN : (firstNanos - startNanos) / 1e6;
+  }
+
+  /**
+   * Reconnects at once if the last connection attempt failed: gRPC would back off for a second
+   * and more, and the figure would measure its backoff, not the server.
+   */
+  void retryNow() {
+    retryNow(channel);
+  }
+
+  static void retryNow(ManagedChannel channel) {
+    if (channel.getState(false) == io.grpc.ConnectivityState.TRANSIENT_FAILURE) {
+      channel.resetConnectBackoff();
+    }
   }
 
   synchronized boolean done() {

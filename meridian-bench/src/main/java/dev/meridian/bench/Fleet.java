@@ -88,7 +88,7 @@ public final class Fleet {
   public ClusterLoadAssignment endpoints(int i) {
     LocalityLbEndpoints.Builder l = LocalityLbEndpoints.newBuilder();
     for (int e = 0; e < endpoints; e++) {
-      String ip = "10." + ((i >> 8) & 0xff) + "." + (i & 0xff) + "." + (e + 1);
+      String ip = address(i, e);
       l.addLbEndpoints(LbEndpoint.newBuilder().setEndpoint(Endpoint.newBuilder().setAddress(
           Address.newBuilder().setSocketAddress(SocketAddress.newBuilder().setAddress(ip)
               .setPortValue(portFor(endpointGen[i]))))));
@@ -138,6 +138,44 @@ public final class Fleet {
       throw new UncheckedIOException(e);
     }
     return tmp;
+  }
+
+  /**
+   * Writes the same resources as a YAML config the way a user writes one (docs/config.md): one
+   * {@code "@type"} entry per resource, block style, flow style for the short nested maps.
+   */
+  public void writeMeridianYaml(Path file) {
+    Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+    try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+      w.write("# " + clusters + " EDS clusters with " + endpoints
+          + " endpoints each (meridian-bench)\nresources:\n");
+      for (int i = 0; i < clusters; i++) {
+        w.write("""
+              - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+                name: %s
+                type: EDS
+                connect_timeout: %ds
+                lb_policy: ROUND_ROBIN
+                eds_cluster_config:
+                  eds_config: { ads: {}, resource_api_version: V3 }
+              - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
+                cluster_name: %s
+                endpoints:
+                  - lb_endpoints:
+            """.formatted(name(i), clusterGen, name(i)));
+        for (int e = 0; e < endpoints; e++) {
+          w.write("          - endpoint: { address: { socket_address: { address: "
+              + address(i, e) + ", port_value: " + portFor(endpointGen[i]) + " } } }\n");
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    commitMeridianConfig(tmp, file);
+  }
+
+  private static String address(int i, int e) {
+    return "10." + ((i >> 8) & 0xff) + "." + (i & 0xff) + "." + (e + 1);
   }
 
   /** Renames a prepared config over {@code file} (one inotify event, never a half-written file). */

@@ -97,6 +97,11 @@ public final class LoadGenerator {
           --variant sotw|delta       ADS variant (default sotw)
           --event connect|all-clusters|one-endpoint|all   (default all: the three in order;
                                      a comma list runs those in order, connect first)
+                  | restart          alone: the clients start first and retry; then the real
+                                     launcher starts 'serve' on a YAML config of the fleet;
+                                     measured from the process start until each client holds
+                                     every cluster and endpoint set (--meridian-args "--fleet"
+                                     or "" for with or without fleet tuning)
           --timeout SECONDS          per event (default 300)
           --settle-ms MS             quiet time that ends an event's byte count (default 1000)
           --server-jvm "FLAGS"       JVM flags of the server (default "-Xmx8g -XX:+UseG1GC")
@@ -112,16 +117,23 @@ public final class LoadGenerator {
                                      against a throwaway Meridian, so that the load generator's
                                      own JIT warm-up is not counted against the server (default true)
           --generator-warmup-runs N  how often each event runs in that pass (default 3)
-          --meridian-args "FLAGS"    extra flags of 'meridian serve' (e.g. "--warmup 0s" for a
-                                     server without its startup warm-up; default none)
+          --meridian-args "FLAGS"    extra flags of 'meridian serve' (default "--fleet": its
+                                     startup warm-up, as './meridian serve --fleet' runs it;
+                                     "" for none)
+          --launcher PATH            restart: the launcher to run (default ./meridian); it gets
+                                     --server-jvm in MERIDIAN_JAVA_OPTS and picks its own JVM
+                                     flags (--unzeroed-direct-memory, --fleet-gc and --fleet-jit
+                                     do not apply)
+          --retry-ms N               restart: how often a client not yet connected retries
+                                     (default 100)
           --unzeroed-direct-memory true|false  start either server with the JVM flags that let
                                      Netty allocate direct memory without zeroing it, as
                                      'java -jar meridian.jar' does (default true)
           --fleet-gc true|false      on JDK 17-19, start either server with the G1 refinement
-                                     flags that ./meridian starts the server with
+                                     flags that './meridian serve --fleet' starts it with
                                      (docs/operations.md, "JVM flags"; default true)
-          --fleet-jit true|false     start either server with the JIT flags that ./meridian
-                                     starts the server with: its own code (dev.meridian, or
+          --fleet-jit true|false     start either server with the JIT flags that './meridian
+                                     serve --fleet' starts it with: its own code (dev.meridian, or
                                      JCP's io.envoyproxy.controlplane) compiled by C2 at a tenth
                                      of the usual call counts, and 3 C2 threads on up to 8 CPUs
                                      (docs/operations.md, "JVM flags"; default true)
@@ -152,7 +164,11 @@ public final class LoadGenerator {
     opts.put("repeat", "1");
     opts.put("generator-warmup", "true");
     opts.put("generator-warmup-runs", "3");
-    opts.put("meridian-args", "");
+    // The server the earlier rounds measured: './meridian serve --fleet' (its warm-up; the JVM
+    // flags come from --fleet-gc and --fleet-jit).
+    opts.put("meridian-args", "--fleet");
+    opts.put("launcher", "./meridian");
+    opts.put("retry-ms", "100");
     opts.put("unzeroed-direct-memory", "true");
     opts.put("fleet-gc", "true");
     opts.put("fleet-jit", "true");
@@ -240,8 +256,14 @@ public final class LoadGenerator {
     final Path gcLog;
 
     ServerProcess(List<String> command, Path log, Path gcLog) throws IOException {
+      this(command, Map.of(), log, gcLog);
+    }
+
+    ServerProcess(List<String> command, Map<String, String> env, Path log, Path gcLog)
+        throws IOException {
       this.gcLog = gcLog;
       ProcessBuilder pb = new ProcessBuilder(command).redirectError(log.toFile());
+      pb.environment().putAll(env);
       process = pb.start();
       stdin = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
       Thread t = new Thread(() -> {
@@ -307,7 +329,11 @@ public final class LoadGenerator {
     int clusters = intOpt("clusters");
     List<String> events = opts.get("event").equals("all")
         ? List.of("connect", "all-clusters", "one-endpoint") : List.of(opts.get("event").split(","));
-    for (String e : events) {
+    boolean restart = events.contains("restart");
+    if (restart && (!meridian || events.size() > 1)) {
+      throw new IllegalArgumentException("--event restart runs alone, with --server meridian");
+    }
+    for (String e : restart ? List.<String>of() : events) {
       if (!List.of("connect", "all-clusters", "one-endpoint").contains(e)) {
         throw new IllegalArgumentException("--event connect|all-clusters|one-endpoint|all");
       }
@@ -324,6 +350,10 @@ public final class LoadGenerator {
       }
     }
     Scenario scenario = new Scenario(delta, clients, clusters, events);
+    if (restart) {
+      // The load generator's own warm-up: the same fleet connects to a throwaway Meridian.
+      scenario = new Scenario(delta, clients, clusters, List.of("connect"));
+    }
     if (opts.get("generator-warmup").equals("true")) {
       // The load generator's own JIT warm-up is not the server's cost: one unrecorded pass of the
       // same fleet and events against a throwaway Meridian compiles the client code first, so a
@@ -334,7 +364,18 @@ public final class LoadGenerator {
       pass("meridian", scenario, "generator-warmup-", runs - 1, 1, new ArrayList<>());
     }
     List<Result> every = new ArrayList<>(); // warm-up runs too, labelled: for --out
-    List<Result> results = pass(server, scenario, "", warmup, repeat, every);
+    List<Result> results = new ArrayList<>();
+    if (restart) {
+      for (int run = 0; run < warmup + repeat; run++) {
+        Result r = restart(scenario, label("restart", run, warmup, repeat));
+        every.add(r);
+        if (run >= warmup) {
+          results.add(r);
+        }
+      }
+    } else {
+      results = pass(server, scenario, "", warmup, repeat, every);
+    }
     StringBuilder sb = new StringBuilder(HEADER).append('\n');
     for (Result r : results) {
       sb.append(r.row()).append('\n');
@@ -482,6 +523,101 @@ public final class LoadGenerator {
     return results;
   }
 
+  /**
+   * Restart to converged (issue 18): the fleet's clients start first and keep retrying, as a
+   * fleet does through a server's restart; then the real launcher starts {@code serve} as a new
+   * process, on a YAML config as users write it. Each client's figure runs from just before the
+   * process start until it holds every cluster and endpoint set: the time an operator's fleet
+   * spends out of sync in a rolling restart, the start and any warm-up included.
+   */
+  private Result restart(Scenario scenario, String label) throws Exception {
+    boolean delta = scenario.delta();
+    int clients = scenario.clients();
+    int clusters = scenario.clusters();
+    String serveArgs = opts.get("meridian-args").trim();
+    Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
+    Files.createDirectories(work);
+    String tag = "restart-" + opts.get("variant") + "-" + clusters + "x" + clients
+        + (serveArgs.isEmpty() ? "" : "-" + serveArgs.replaceAll("[^A-Za-z0-9]+", "_"));
+    Path gcLog = work.resolve("gc-" + tag + ".log");
+    Path log = work.resolve("server-" + tag + ".log");
+    Files.deleteIfExists(gcLog);
+    Path config = work.resolve("fleet-" + clusters + ".yaml");
+    new Fleet(clusters, intOpt("endpoints")).writeMeridianYaml(config);
+    int port = freePort();
+    List<String> cmd = new ArrayList<>(List.of(opts.get("launcher"), "serve",
+        "--config", config.toString(), "--bind", "127.0.0.1",
+        "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
+    addWords(cmd, serveArgs);
+    // Passed as a user's own flags: after whatever the launcher adds.
+    Map<String, String> env = Map.of("MERIDIAN_JAVA_OPTS",
+        (opts.get("server-jvm") + " -Xlog:gc:file=" + gcLog).trim());
+    String server = "./meridian serve" + (serveArgs.isEmpty() ? "" : " " + serveArgs);
+    boolean epoll = opts.get("client-transport").equals("epoll");
+    EventLoopGroup group = epoll ? new EpollEventLoopGroup(intOpt("event-loop-threads"))
+        : new NioEventLoopGroup(intOpt("event-loop-threads"));
+    Class<? extends Channel> channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
+    BenchClient.Shared shared = new BenchClient.Shared(clusters);
+    List<BenchClient> fleetClients = new ArrayList<>(clients);
+    java.util.concurrent.ScheduledExecutorService retry =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+          Thread t = new Thread(r, "restart-retry");
+          t.setDaemon(true);
+          return t;
+        });
+    ServerProcess proc = null;
+    try {
+      for (int i = 0; i < clients; i++) {
+        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
+            .eventLoopGroup(group).channelType(channelType).directExecutor()
+            .flowControlWindow(intOpt("client-window"))
+            .maxInboundMessageSize(512 * 1024 * 1024).build();
+        BenchClient c = new BenchClient(i, delta, shared, ch, true);
+        fleetClients.add(c);
+        c.start();
+      }
+      long retryMs = Math.max(1, intOpt("retry-ms"));
+      retry.scheduleWithFixedDelay(() -> fleetClients.forEach(BenchClient::retryNow), retryMs,
+          retryMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+      log("event %s: %d clients (retrying every %d ms), %d clusters; starting %s", label,
+          clients, retryMs, clusters, String.join(" ", cmd));
+      long self = ProcessHandle.current().pid();
+      double selfBefore = ProcStats.cpuSeconds(self);
+      long started = System.nanoTime();
+      for (BenchClient c : fleetClients) {
+        c.arm(BenchClient.Goal.CONNECT, 0, 0, started);
+      }
+      proc = new ServerProcess(cmd, env, log, gcLog);
+      ServerProcess p = proc;
+      Runtime.getRuntime().addShutdownHook(new Thread(p.process::destroyForcibly));
+      Result r = collect(server, opts.get("variant"), clusters, clients, label, fleetClients, proc,
+          intOpt("timeout") * 1000L, new Before(0, selfBefore, 0, 0));
+      String serverLog = Files.readString(log);
+      if (serverLog.contains("meridian: building")) {
+        throw new IllegalStateException("the launcher built meridian.jar first; run again");
+      }
+      double firstResponse = fleetClients.stream().mapToDouble(BenchClient::firstResponseMillis)
+          .filter(d -> !Double.isNaN(d)).min().orElse(Double.NaN);
+      log("  first response %s after the process start; every client in sync after %s; %s",
+          ms(firstResponse), ms(r.latencyMs().max()), serverLog.lines()
+              .filter(l -> l.contains(" warmup ")).findFirst().orElse("no warm-up"));
+      log("%s", HEADER.lines().findFirst().orElse(""));
+      log("%s", r.row());
+      return r;
+    } finally {
+      retry.shutdownNow();
+      for (BenchClient c : fleetClients) {
+        c.close();
+      }
+      if (proc != null) {
+        StartTime.stop(proc.process);
+        proc.close();
+      }
+      group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS)
+          .await(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
   /** Adds the blank-separated words of a flags option (none if it is blank). */
   private static void addWords(List<String> cmd, String flags) {
     for (String f : flags.trim().split("\\s+")) {
@@ -562,6 +698,29 @@ public final class LoadGenerator {
       c.arm(goal, expect, k, t0);
     }
     trigger.run();
+    Result r = collect(server, variant, clusters, clientCount, event, clients, proc, timeoutMs,
+        new Before(cpuBefore, selfBefore, gcBefore, maxRss));
+    long serialAfter = meridian ? serializations(proc) : -1;
+    return new Result(r.server(), r.variant(), r.clusters(), r.clients(), r.event(), r.reached(),
+        r.latencyMs(), r.bytesPerClient(), r.responsesPerClient(), r.cpuSeconds(),
+        r.peakRssBytes(), r.maxRssBytes(), r.gc(),
+        meridian && serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
+        r.mismatches(), r.generatorCpuSeconds());
+  }
+
+  /** The server's and the load generator's figures when an event began. */
+  private record Before(double cpu, double selfCpu, int gcLines, long maxRss) {}
+
+  /**
+   * Waits (bounded) until every client reached its goal, then until the fleet is quiet, and
+   * returns the event's figures (serializations not counted).
+   */
+  private Result collect(String server, String variant, int clusters, int clientCount,
+      String event, List<BenchClient> clients, ServerProcess proc, long timeoutMs, Before before)
+      throws Exception {
+    long pid = proc.pid();
+    long self = ProcessHandle.current().pid();
+    long maxRss = before.maxRss();
     long deadline = System.currentTimeMillis() + timeoutMs;
     long lastLog = System.currentTimeMillis();
     int reached = 0;
@@ -599,10 +758,10 @@ public final class LoadGenerator {
       }
       Thread.sleep(50);
     }
-    double cpu = ProcStats.cpuSeconds(pid) - cpuBefore;
-    double selfCpu = ProcStats.cpuSeconds(self) - selfBefore;
+    double cpu = ProcStats.cpuSeconds(pid) - before.cpu();
+    double selfCpu = ProcStats.cpuSeconds(self) - before.selfCpu();
     List<String> gcLines = GcLog.lines(proc.gcLog);
-    GcLog.Pauses gc = GcLog.summarize(gcLines.subList(Math.min(gcBefore, gcLines.size()),
+    GcLog.Pauses gc = GcLog.summarize(gcLines.subList(Math.min(before.gcLines(), gcLines.size()),
         gcLines.size()));
     double[] lat = clients.stream().mapToDouble(BenchClient::latencyMillis)
         .filter(d -> !Double.isNaN(d)).toArray();
@@ -617,11 +776,8 @@ public final class LoadGenerator {
     if (mismatches > 0) {
       log("  %d resources with unexpected content (stale or unknown)", mismatches);
     }
-    long serialAfter = meridian ? serializations(proc) : -1;
     return new Result(server, variant, clusters, clientCount, event, lat.length, new Stats(lat),
-        bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc,
-        meridian && serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
-        mismatches, selfCpu);
+        bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc, -1, mismatches, selfCpu);
   }
 
   /**

@@ -1,13 +1,16 @@
 package dev.meridian.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -18,9 +21,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The {@code meridian} launcher's JVM flags (docs/operations.md, "JVM flags"), run against a
+ * The {@code meridian} launcher's JVM flags (docs/operations.md, "Fleet tuning"), run against a
  * stand-in {@code java} that prints its arguments: which flags, for which command, JDK and CPU
- * count, in which order. A stand-in {@code mvn} keeps the launcher from building.
+ * count, in which order. Only {@code serve --fleet} gets them (issue 18). A stand-in {@code mvn}
+ * keeps the launcher from building.
  */
 class LauncherTest {
   @TempDir Path bin;
@@ -34,7 +38,10 @@ class LauncherTest {
         "meridian.jar is packaged by a reactor build (mvn verify)");
     script("mvn", "exit 0");
     script("java", """
-        if [ "$1" = "-version" ]; then echo "openjdk version \\"$FAKE_JDK.0.1\\" 2024-01-01" >&2; exit 0; fi
+        if [ "$1" = "-version" ]; then
+          touch "$(dirname "$0")/java-version-asked"
+          echo "openjdk version \\"$FAKE_JDK.0.1\\" 2024-01-01" >&2; exit 0
+        fi
         for a in "$@"; do echo "$a"; done""");
     script("nproc", "echo \"$FAKE_NPROC\"");
   }
@@ -70,9 +77,19 @@ class LauncherTest {
   }
 
   @Test
-  void serveOnJdk17WithTwoCpusGetsTheG1AndJitFlagsBeforeTheUsersOwn() throws Exception {
+  void aPlainServeGetsNoJvmFlagsAndNoVersionProbe() throws Exception {
+    // Issue 18: the fleet flags slowed every start on 2 cores; only `serve --fleet` gets them.
     List<String> args = javaArgs(17, 2, Map.of("MERIDIAN_JAVA_OPTS", "-Xmx4g"), "serve",
         "--config", "x.yaml");
+
+    assertThat(args).containsExactly("-Xmx4g", "-jar", jar(), "serve", "--config", "x.yaml");
+    assertThat(Files.exists(bin.resolve("java-version-asked"))).isFalse();
+  }
+
+  @Test
+  void serveFleetOnJdk17WithTwoCpusGetsTheG1AndJitFlagsBeforeTheUsersOwn() throws Exception {
+    List<String> args = javaArgs(17, 2, Map.of("MERIDIAN_JAVA_OPTS", "-Xmx4g"), "serve",
+        "--config", "x.yaml", "--fleet");
 
     List<String> expected = new ArrayList<>(LoadGenerator.FLEET_GC);
     expected.addAll(jit());
@@ -80,13 +97,14 @@ class LauncherTest {
     expected.add("-Xmx4g"); // the user's flags come last, so they win
     expected.add("-jar");
     assertThat(args.subList(0, expected.size())).isEqualTo(expected);
+    // --fleet goes on to the server too: it runs the warm-up
     assertThat(args.subList(expected.size() + 1, args.size()))
-        .containsExactly("serve", "--config", "x.yaml");
+        .containsExactly("serve", "--config", "x.yaml", "--fleet");
   }
 
   @Test
   void jdk21HasNoG1RefinementFlagsButTheJitFlags() throws Exception {
-    List<String> args = javaArgs(21, 2, Map.of(), "serve");
+    List<String> args = javaArgs(21, 2, Map.of(), "serve", "--fleet");
 
     assertThat(args).doesNotContainAnyElementsOf(LoadGenerator.FLEET_GC);
     assertThat(args).containsSubsequence(jit()).containsAll(LoadGenerator.FLEET_C2);
@@ -94,16 +112,43 @@ class LauncherTest {
 
   @Test
   void moreThanEightCpusKeepTheJvmsOwnCompilerCount() throws Exception {
-    List<String> args = javaArgs(17, 16, Map.of(), "serve");
+    List<String> args = javaArgs(17, 16, Map.of(), "serve", "--fleet");
 
     assertThat(args).containsSubsequence(jit()).doesNotContainAnyElementsOf(LoadGenerator.FLEET_C2);
   }
 
   @Test
   void otherCommandsAndTheOptOutGetNoneOfTheFlags() throws Exception {
-    for (List<String> args : List.of(javaArgs(17, 2, Map.of(), "resources", "--help"),
-        javaArgs(17, 2, Map.of("MERIDIAN_FLEET_FLAGS", "off"), "serve"))) {
+    for (List<String> args : List.of(javaArgs(17, 2, Map.of(), "validate", "--fleet"),
+        javaArgs(17, 2, Map.of(), "serve", "--", "--fleet"),
+        javaArgs(17, 2, Map.of("MERIDIAN_FLEET_FLAGS", "off"), "serve", "--fleet"))) {
       assertThat(args).first().isEqualTo("-jar");
     }
+    // The opt-out drops the JVM flags only: the server still gets --fleet (its warm-up).
+    assertThat(javaArgs(17, 2, Map.of("MERIDIAN_FLEET_FLAGS", "off"), "serve", "--fleet"))
+        .endsWith("serve", "--fleet");
+  }
+
+  @Test
+  void buildOutputNewerThanTheJarDoesNotMakeItBuild() throws Exception {
+    // Issue 18: after a reactor build the bench's generated sources (in target/) are newer than
+    // meridian.jar, and the launcher took them for changed sources: the next start built first.
+    script("mvn", "touch \"$(dirname \"$0\")/mvn-ran\"");
+    javaArgs(17, 2, Map.of(), "validate");
+    assumeFalse(Files.exists(bin.resolve("mvn-ran")), "sources are newer than meridian.jar");
+    Path generated = Path.of("target", "launcher-test", "Generated.java"); // this module's
+    Files.createDirectories(generated.getParent());
+    Files.writeString(generated, "class Generated {}");
+    Files.setLastModifiedTime(generated, FileTime.from(Instant.now().plusSeconds(60)));
+    try {
+      javaArgs(17, 2, Map.of(), "validate");
+      assertThat(Files.exists(bin.resolve("mvn-ran"))).isFalse();
+    } finally {
+      Files.delete(generated);
+    }
+  }
+
+  private String jar() {
+    return launcher.getParent().resolve("meridian-cli/target/meridian.jar").toString();
   }
 }

@@ -12,9 +12,12 @@ import picocli.CommandLine.Command;
 public final class Main {
   /** Netty's switch for direct buffers it allocates itself (relocated with grpc-netty-shaded). */
   static final String NETTY_REFLECTION = "io.grpc.netty.shaded.io.netty.tryReflectionSetAccessible";
+  /** Netty's switch for its Java Flight Recorder events (relocated likewise). */
+  static final String NETTY_JFR = "io.grpc.netty.shaded.io.netty.jfr.enabled";
 
   public static void main(String[] args) {
     preferUnzeroedDirectBuffers();
+    noNettyJfrEvents();
     System.exit(run(args));
   }
 
@@ -30,6 +33,18 @@ public final class Main {
   static void preferUnzeroedDirectBuffers() {
     if (System.getProperty(NETTY_REFLECTION) == null) {
       System.setProperty(NETTY_REFLECTION, "true");
+    }
+  }
+
+  /**
+   * Netty's pooled allocator asks Java Flight Recorder whether its allocation events are enabled
+   * when it allocates its first chunk, at the first connection: that initializes JFR, 0.2-0.3 s
+   * of a start on 2 cores before the first response (issue 18). Meridian does not use those
+   * events. A value the user set is kept ({@code true} to record them).
+   */
+  static void noNettyJfrEvents() {
+    if (System.getProperty(NETTY_JFR) == null) {
+      System.setProperty(NETTY_JFR, "false");
     }
   }
 

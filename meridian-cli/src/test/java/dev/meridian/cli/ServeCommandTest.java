@@ -6,8 +6,10 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 class ServeCommandTest {
   @TempDir Path dir;
@@ -29,6 +31,27 @@ class ServeCommandTest {
     assertThat(code).isEqualTo(2);
     assertThat(captured.toString()).contains("invalid config").contains("bad.yaml:2")
         .contains("missing 'name'");
+  }
+
+  /**
+   * Issue 18, "A 20-second start": a plain start has no warm-up; --fleet runs it for up to 20 s;
+   * --warmup sets the budget with or without --fleet.
+   */
+  @Test
+  void onlyFleetOrAnExplicitBudgetWarmsUp() {
+    assertThat(warmupBudget("--config", "x.yaml")).isZero();
+    assertThat(warmupBudget("--config", "x.yaml", "--fleet")).isEqualTo(Duration.ofSeconds(20));
+    assertThat(warmupBudget("--config", "x.yaml", "--fleet", "--warmup", "3s"))
+        .isEqualTo(Duration.ofSeconds(3));
+    assertThat(warmupBudget("--config", "x.yaml", "--fleet", "--warmup", "0s")).isZero();
+    assertThat(warmupBudget("--config", "x.yaml", "--warmup", "3s"))
+        .isEqualTo(Duration.ofSeconds(3));
+  }
+
+  private static Duration warmupBudget(String... args) {
+    ServeCommand serve = new ServeCommand();
+    new CommandLine(serve).parseArgs(args);
+    return serve.warmupBudget();
   }
 
   @Test

@@ -1,7 +1,7 @@
 package dev.meridian.config;
 
 import com.google.protobuf.Message;
-import dev.meridian.protocol.EnvoyTypeRegistry;
+import dev.meridian.protocol.TypeResolver;
 import dev.meridian.protocol.NodeMatcher;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
@@ -389,7 +389,7 @@ public final class ConfigLoader {
             + ResourceType.CLUSTER.typeUrl() + ")");
         return null;
       }
-      MessageReader reader = new MessageReader(EnvoyTypeRegistry.get());
+      MessageReader reader = new MessageReader(TypeResolver.shared());
       com.google.protobuf.Duration ttl = null;
       List<String> aliases = List.of();
       ConfigNode body = tree;
@@ -420,7 +420,7 @@ public final class ConfigLoader {
       ResourceType type = ResourceType.fromTypeUrl(typeUrl).orElse(null);
       if (type == null) {
         String hint = typeUrl.startsWith(ResourceType.TYPE_URL_PREFIX)
-            && EnvoyTypeRegistry.get().find(typeUrl.substring(ResourceType.TYPE_URL_PREFIX.length())) != null
+            && TypeResolver.shared().find(typeUrl.substring(ResourceType.TYPE_URL_PREFIX.length())) != null
             ? "a known message, but not a resource type" : "unknown type";
         ConfigNode typeNode = entry(body, "@type");
         Set<String> known = new java.util.LinkedHashSet<>(

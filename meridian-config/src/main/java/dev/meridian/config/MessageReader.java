@@ -27,7 +27,7 @@ import com.google.protobuf.Value;
 import com.google.protobuf.util.Durations;
 import com.google.protobuf.util.FieldMaskUtil;
 import com.google.protobuf.util.Timestamps;
-import dev.meridian.protocol.EnvoyTypeRegistry;
+import dev.meridian.protocol.TypeResolver;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.text.ParseException;
@@ -80,10 +80,10 @@ final class MessageReader {
   private static final String STRING_VALUE = StringValue.getDescriptor().getFullName();
   private static final String NULL_VALUE = NullValue.getDescriptor().getFullName();
 
-  private final EnvoyTypeRegistry registry;
+  private final TypeResolver registry;
   private final List<Problem> problems = new ArrayList<>();
 
-  MessageReader(EnvoyTypeRegistry registry) {
+  MessageReader(TypeResolver registry) {
     this.registry = registry;
   }
 

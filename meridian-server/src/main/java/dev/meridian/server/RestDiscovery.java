@@ -1,7 +1,6 @@
 package dev.meridian.server;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.util.JsonFormat;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.meridian.protocol.EnvoyTypeRegistry;
@@ -55,8 +54,6 @@ final class RestDiscovery implements HttpHandler {
   private final Executor pool;
   private final ScheduledExecutorService timers;
   private final Duration maxWait;
-  private final JsonFormat.Parser parser = EnvoyTypeRegistry.get().parser();
-  private final JsonFormat.Printer printer = EnvoyTypeRegistry.get().printer();
 
   RestDiscovery(DiscoveryHub hub, Clock clock, HeartbeatPolicy heartbeats, Executor pool,
       ScheduledExecutorService timers, Duration maxWait) {
@@ -91,7 +88,9 @@ final class RestDiscovery implements HttpHandler {
         return;
       }
       DiscoveryRequest.Builder b = DiscoveryRequest.newBuilder();
-      parser.merge(new String(body, StandardCharsets.UTF_8), b);
+      // The full registry on the first REST request, not at start (issue 18): most servers
+      // never get one.
+      EnvoyTypeRegistry.get().parser().merge(new String(body, StandardCharsets.UTF_8), b);
       req = b.build();
     } catch (InvalidProtocolBufferException | RuntimeException e) {
       text(ex, 400, "invalid DiscoveryRequest JSON: " + e.getMessage() + "\n");
@@ -126,7 +125,7 @@ final class RestDiscovery implements HttpHandler {
   private boolean answered(HttpExchange ex, List<Outcome> outcomes) throws IOException {
     for (Outcome o : outcomes) {
       if (o instanceof Outcome.Send s) {
-        json(ex, printer.print((DiscoveryResponse) s.response()));
+        json(ex, EnvoyTypeRegistry.get().printer().print((DiscoveryResponse) s.response()));
         return true;
       } else if (o instanceof Outcome.Close c) {
         text(ex, 400, c.message() + "\n");
