@@ -34,8 +34,8 @@ import java.util.function.LongSupplier;
  * rename, a symlink swap): a reload by rename stays as fast as before. A reload that would leave a
  * type, the whole config or a file with nothing ({@link Emptying}) is applied only once the files
  * have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes. Identical
- * content is never reloaded. A failed load is reported once and the last good config stays in
- * force (the caller simply keeps serving it).
+ * content is never reloaded. A failed load, or a config the caller's {@link Applier} rejects, is
+ * reported once and the last good config stays in force (the caller simply keeps serving it).
  */
 public final class ConfigWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());
@@ -55,7 +55,7 @@ public final class ConfigWatcher implements AutoCloseable {
   private final Path path;
   private final boolean directory;
   private final ConfigLoader loader;
-  private final Consumer<ConfigLoader.Loaded> onLoad;
+  private final Applier onLoad;
   private final Consumer<ConfigException> onError;
   private final long pollMillis;
   private final LongSupplier ticker;
@@ -74,13 +74,19 @@ public final class ConfigWatcher implements AutoCloseable {
   /** A config file was written under its name since the last settled change. */
   private boolean writtenInPlace;
 
-  public ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
+  /** Puts a loaded config in force, or rejects it by throwing: the last good config stays. */
+  @FunctionalInterface
+  public interface Applier {
+    void apply(ConfigLoader.Loaded loaded) throws ConfigException;
+  }
+
+  public ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
       Consumer<ConfigException> onError, long pollMillis) throws IOException {
     this(path, loader, onLoad, onError, pollMillis, System::nanoTime);
   }
 
   /** As above, with the time source the stability checks read (tests drive {@link #check}). */
-  ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
+  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
       Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker) throws IOException {
     this.path = path.toAbsolutePath();
     this.directory = Files.isDirectory(this.path);
@@ -219,11 +225,19 @@ public final class ConfigWatcher implements AutoCloseable {
           + TimeUnit.NANOSECONDS.toMillis(stable));
     }
     settle(p);
+    try {
+      onLoad.apply(p.loaded);
+    } catch (ConfigException e) {
+      // Rejected: the old config is still served, so later reloads are compared with it; this
+      // content is reported once, like one that failed to load.
+      reportedDigest = p.digest;
+      onError.accept(e);
+      return IDLE;
+    }
     applied = p.loaded;
     appliedFilled = Emptying.filled(p.contents);
     appliedDigest = p.digest;
     reportedDigest = new byte[0]; // the same bad content again later is news again
-    onLoad.accept(p.loaded);
     return IDLE;
   }
 
