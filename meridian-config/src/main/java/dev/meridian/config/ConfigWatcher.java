@@ -1,5 +1,6 @@
 package dev.meridian.config;
 
+import dev.meridian.protocol.LogLine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;
@@ -220,9 +221,9 @@ public final class ConfigWatcher implements AutoCloseable {
       return guardEnds - next < 0 ? guardEnds : next;
     }
     if (!p.removes.isEmpty()) {
-      LOG.log(System.Logger.Level.WARNING, "config_emptying removes="
-          + quote(String.join("; ", p.removes)) + " stable_ms="
-          + TimeUnit.NANOSECONDS.toMillis(stable));
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("config_emptying")
+          .kv("removes", String.join("; ", p.removes))
+          .kv("stable_ms", TimeUnit.NANOSECONDS.toMillis(stable)).toString());
     }
     settle(p);
     try {
@@ -323,20 +324,6 @@ public final class ConfigWatcher implements AutoCloseable {
     return new Stamp(files, null);
   }
 
-  /** A log value on one line: quoted and escaped when it holds spaces, quotes or control chars. */
-  private static String quote(String v) {
-    StringBuilder q = new StringBuilder(v.length() + 2).append('"');
-    for (char c : v.toCharArray()) {
-      if (c == '"' || c == '\\') {
-        q.append('\\').append(c);
-      } else if (c < 0x20) {
-        q.append(String.format("\\u%04x", (int) c));
-      } else {
-        q.append(c);
-      }
-    }
-    return q.append('"').toString();
-  }
 
   @Override
   public void close() {

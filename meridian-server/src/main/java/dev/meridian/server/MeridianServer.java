@@ -4,6 +4,7 @@ import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ConfigWatcher;
 import dev.meridian.config.ConfigChecks;
+import dev.meridian.protocol.LogLine;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.config.ReferenceCheck;
 import io.grpc.Server;
