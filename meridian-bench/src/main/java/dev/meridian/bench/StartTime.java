@@ -107,61 +107,82 @@ public final class StartTime {
     List<String> cmd = new ArrayList<>(command);
     cmd.addAll(List.of("--xds-port", Integer.toString(xdsPort),
         "--http-port", Integer.toString(LoadGenerator.freePort())));
-    ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", xdsPort).usePlaintext()
-        .build();
-    ScheduledExecutorService retry = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "start-time-retry");
-      t.setDaemon(true);
-      return t;
-    });
     Process process = null;
-    try {
-      CompletableFuture<Long> first = new CompletableFuture<>();
-      // Wait-for-ready: the stream waits out refused connections instead of failing.
-      StreamObserver<DiscoveryRequest> out = AggregatedDiscoveryServiceGrpc.newStub(channel)
-          .withWaitForReady().streamAggregatedResources(new StreamObserver<>() {
-            @Override
-            public void onNext(DiscoveryResponse r) {
-              first.complete(System.nanoTime());
-            }
-
-            @Override
-            public void onError(Throwable t) {
-              first.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {}
-          });
-      out.onNext(DiscoveryRequest.newBuilder()
-          .setNode(Node.newBuilder().setId("start-time").setCluster("bench"))
-          .setTypeUrl(BenchClient.CDS).build());
-      // gRPC backs off a refused connection by a second and more; retry at a fixed short pace.
-      retry.scheduleWithFixedDelay(() -> BenchClient.retryNow(channel), RETRY_MILLIS, RETRY_MILLIS,
-          TimeUnit.MILLISECONDS);
+    try (FirstResponse first = new FirstResponse(xdsPort, "start-time")) {
       long started = System.nanoTime();
       process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
           .start();
-      long answered;
       try {
-        answered = first.get(timeoutSeconds, TimeUnit.SECONDS);
+        first.response.get(timeoutSeconds, TimeUnit.SECONDS);
       } catch (TimeoutException e) {
         throw new IllegalStateException("no DiscoveryResponse within " + timeoutSeconds
             + " s; see " + log, e);
       }
+      long answered = first.nanos();
       double cpu = ProcStats.cpuSeconds(process.pid()); // ./meridian execs java: the same pid
-      out.onCompleted();
       if (Files.readString(log).contains("meridian: building")) {
         // The launcher built the jar first: that run measured Maven, not the start.
         throw new IllegalStateException("the launcher built meridian.jar during the run; run again");
       }
       return new Run((answered - started) / 1e6, cpu);
     } finally {
-      retry.shutdownNow();
-      channel.shutdownNow();
       if (process != null) {
         stop(process);
       }
+    }
+  }
+
+  /**
+   * A wildcard CDS request over ADS to {@code 127.0.0.1:port}, made before the server is up: the
+   * stream waits for ready instead of failing, and a refused connection is retried every
+   * {@link #RETRY_MILLIS} (gRPC would back off by a second and more). {@link #response} completes
+   * with the first answer. Closing stops the retries and the channel.
+   */
+  static final class FirstResponse implements AutoCloseable {
+    final CompletableFuture<DiscoveryResponse> response = new CompletableFuture<>();
+    private final ManagedChannel channel;
+    private final ScheduledExecutorService retry = Executors.newSingleThreadScheduledExecutor(
+        r -> {
+          Thread t = new Thread(r, "start-time-retry");
+          t.setDaemon(true);
+          return t;
+        });
+    private volatile long nanos;
+
+    FirstResponse(int xdsPort, String nodeId) {
+      channel = NettyChannelBuilder.forAddress("127.0.0.1", xdsPort).usePlaintext().build();
+      StreamObserver<DiscoveryRequest> out = AggregatedDiscoveryServiceGrpc.newStub(channel)
+          .withWaitForReady().streamAggregatedResources(new StreamObserver<>() {
+            @Override
+            public void onNext(DiscoveryResponse r) {
+              nanos = System.nanoTime();
+              response.complete(r);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              response.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {}
+          });
+      out.onNext(DiscoveryRequest.newBuilder()
+          .setNode(Node.newBuilder().setId(nodeId).setCluster("bench"))
+          .setTypeUrl(BenchClient.CDS).build());
+      retry.scheduleWithFixedDelay(() -> BenchClient.retryNow(channel), RETRY_MILLIS, RETRY_MILLIS,
+          TimeUnit.MILLISECONDS);
+    }
+
+    /** When the first response arrived ({@link System#nanoTime}); valid once it has. */
+    long nanos() {
+      return nanos;
+    }
+
+    @Override
+    public void close() {
+      retry.shutdownNow();
+      channel.shutdownNow();
     }
   }
 

@@ -2,13 +2,7 @@ package dev.meridian.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.envoyproxy.envoy.config.core.v3.Node;
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
@@ -41,19 +35,15 @@ class ServeStartTest {
   private final HttpClient http = HttpClient.newBuilder()
       .connectTimeout(Duration.ofSeconds(5)).build();
   private Process server;
-  private ManagedChannel channel;
-  private Thread retry;
+  private StartTime.FirstResponse first;
   private int xdsPort;
   private int httpPort;
   private Path log;
 
   @AfterEach
   void stop() throws Exception {
-    if (retry != null) {
-      retry.interrupt();
-    }
-    if (channel != null) {
-      channel.shutdownNow();
+    if (first != null) {
+      first.close();
     }
     if (server != null) {
       StartTime.stop(server);
@@ -112,8 +102,10 @@ class ServeStartTest {
 
   @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
-  void serveFleetWarmsUpLiveButNotReadyAndThenServes() throws Exception {
-    serve("--fleet", "--warmup", "3s");
+  void serveFleetIsLiveButNotReadyWhileItWarmsUp() throws Exception {
+    // A budget far longer than the checks take, even on a busy 2-core machine: the warm-up is
+    // still running when the ports are asked. The server is stopped after that (see stop()).
+    serve("--fleet", "--warmup", "60s");
 
     await("the warm-up began", () -> read(log).contains("warmup_start"));
     int healthz = status("/healthz");
@@ -124,49 +116,12 @@ class ServeStartTest {
     assertThat(healthz).isEqualTo(200); // live: a liveness probe must not restart it
     assertThat(readyz).isEqualTo(503); // not ready for xDS yet
     assertThat(xdsOpen).isFalse();
-
-    assertThat(firstResponse().get(90, TimeUnit.SECONDS).getResourcesCount()).isEqualTo(2);
-    assertThat(status("/readyz")).isEqualTo(200);
-    assertThat(status("/healthz")).isEqualTo(200);
-    String out = read(log);
-    assertThat(out.indexOf("warmup result=ok")).isPositive()
-        .isLessThan(out.indexOf("meridian: serving xDS"));
   }
 
   /** Wildcard CDS over ADS from a client that retries until the port opens. */
   private CompletableFuture<DiscoveryResponse> firstResponse() {
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", xdsPort).usePlaintext().build();
-    CompletableFuture<DiscoveryResponse> first = new CompletableFuture<>();
-    StreamObserver<DiscoveryRequest> out = AggregatedDiscoveryServiceGrpc.newStub(channel)
-        .withWaitForReady().streamAggregatedResources(new StreamObserver<>() {
-          @Override
-          public void onNext(DiscoveryResponse r) {
-            first.complete(r);
-          }
-
-          @Override
-          public void onError(Throwable t) {
-            first.completeExceptionally(t);
-          }
-
-          @Override
-          public void onCompleted() {}
-        });
-    out.onNext(DiscoveryRequest.newBuilder().setNode(Node.newBuilder().setId("start-test"))
-        .setTypeUrl(BenchClient.CDS).build());
-    retry = new Thread(() -> {
-      while (!first.isDone() && !Thread.currentThread().isInterrupted()) {
-        BenchClient.retryNow(channel);
-        try {
-          Thread.sleep(20); // the retry pace of a client, not a wait for a condition
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "start-test-retry");
-    retry.setDaemon(true);
-    retry.start();
-    return first;
+    first = new StartTime.FirstResponse(xdsPort, "start-test");
+    return first.response;
   }
 
   private int status(String path) throws Exception {

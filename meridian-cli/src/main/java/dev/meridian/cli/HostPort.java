@@ -9,7 +9,12 @@ import picocli.CommandLine;
 record HostPort(String host, int port) {
   static HostPort parse(String s) {
     String t = s.trim();
+    // A bracketed IPv6 host ends at its ']': only a ':' after it can start the port.
+    int close = t.startsWith("[") ? t.indexOf(']') : -1;
     int colon = t.lastIndexOf(':');
+    if (close > 0 && colon < close) {
+      colon = -1; // "[::1]": no port
+    }
     String host = colon < 0 ? t : t.substring(0, colon);
     String port = colon < 0 ? "" : t.substring(colon + 1);
     if (host.startsWith("[") && host.endsWith("]")) {

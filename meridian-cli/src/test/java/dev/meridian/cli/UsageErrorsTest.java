@@ -110,6 +110,16 @@ class UsageErrorsTest {
     }
   }
 
+  // Review of issue 18 §6: a bracketed IPv6 address without a port is missing the port, not the
+  // brackets.
+  @Test
+  void bracketedIpv6WithoutAPortIsToldItNeedsAPort() {
+    assertThat(catchConversion("[::1]")).hasMessageContaining("needs HOST:PORT")
+        .hasMessageNotContaining("brackets");
+    assertThat(catchConversion("[::1]:")).hasMessageContaining("needs HOST:PORT");
+    assertThat(catchConversion("::1")).hasMessageContaining("brackets");
+  }
+
   private static Exception catchConversion(String s) {
     try {
       new HostPort.Converter().convert(s);

@@ -147,6 +147,16 @@ abstract class ClientStream<Q> {
     };
   }
 
+  /**
+   * A response that failed to apply with an unexpected exception (a bug of ours, or a component we
+   * were given that failed): NACKed with the error, as grpc-java NACKs a resource it cannot process,
+   * so that the server hears of it and the stream reads on instead of stalling.
+   */
+  final String failedToApply(ResourceType type, RuntimeException e) {
+    LOG.log(System.Logger.Level.WARNING, "failed to apply a " + type.abbreviation() + " response", e);
+    return dev.meridian.protocol.Nack.bound("failed to apply the response: " + e);
+  }
+
   /** Transport events of stream generation {@code gen}, hopped onto the client's context. */
   final <R> XdsTransport.Listener<R> listenerFor(int gen, java.util.function.Consumer<R> onResponse) {
     return new XdsTransport.Listener<>() {

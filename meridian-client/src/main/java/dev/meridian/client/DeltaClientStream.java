@@ -137,13 +137,25 @@ final class DeltaClientStream extends ClientStream<DeltaDiscoveryRequest> {
       whenProcessed().run();
       return;
     }
-    DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
-        response.getRemovedResourcesList());
-    List<String> errors = handler.handleDeltaResponse(server, d, response.getSystemVersionInfo(),
-        whenProcessed());
-    if (!errors.isEmpty()) {
+    Runnable processed = whenProcessed();
+    boolean handedOver = false; // from then on the handler runs `processed`, even if it throws
+    String nack;
+    try {
+      DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
+          response.getRemovedResourcesList());
+      handedOver = true;
+      List<String> errors = handler.handleDeltaResponse(server, d,
+          response.getSystemVersionInfo(), processed);
+      nack = errors.isEmpty() ? null : d.errorDetail();
+    } catch (RuntimeException e) {
+      nack = failedToApply(parsed.get(), e);
+      if (!handedOver) {
+        processed.run();
+      }
+    }
+    if (nack != null) {
       ack.setErrorDetail(com.google.rpc.Status.newBuilder().setCode(Code.INVALID_ARGUMENT_VALUE)
-          .setMessage(d.errorDetail()));
+          .setMessage(nack));
     }
     call.send(ack.build());
   }

@@ -22,7 +22,7 @@ interface ResponseHandler {
    * @param namedInEveryRequest the names every request for the type on this stream carried, so
    *     the response was asked for them whichever request it answers
    * @param processed run on the context once the response and every watcher callback it caused
-   *     have been processed (read-side flow control)
+   *     have been processed (read-side flow control); it runs even if this method throws
    * @return the problems found (empty: ACK)
    */
   List<String> handleSotwResponse(Bootstrap.ServerInfo server, DecodedResponse response,

@@ -120,15 +120,27 @@ final class SotwClientStream extends ClientStream<DiscoveryRequest> {
       return;
     }
     ResourceType type = parsed.get();
-    DecodedResponse d = DecodedResponse.sotw(type, response.getVersionInfo(),
-        response.getResourcesList());
     PerType p = perTypes.computeIfAbsent(type, t -> new PerType());
     // Whatever request this response answers, it named these resources.
     Set<String> requested = p.inEveryRequest == null ? Set.of() : Set.copyOf(p.inEveryRequest);
-    List<String> errors = handler.handleSotwResponse(server, d, response.getVersionInfo(),
-        requested, whenProcessed());
+    Runnable processed = whenProcessed();
+    boolean handedOver = false; // from then on the handler runs `processed`, even if it throws
+    String nack;
+    try {
+      DecodedResponse d = DecodedResponse.sotw(type, response.getVersionInfo(),
+          response.getResourcesList());
+      handedOver = true;
+      List<String> errors = handler.handleSotwResponse(server, d, response.getVersionInfo(),
+          requested, processed);
+      nack = errors.isEmpty() ? null : d.errorDetail();
+    } catch (RuntimeException e) {
+      nack = failedToApply(type, e);
+      if (!handedOver) {
+        processed.run();
+      }
+    }
     p.nonce = response.getNonce();
     // Spec "ACK/NACK": the ACK carries the new version; a NACK the last accepted one.
-    send(type, errors.isEmpty() ? null : d.errorDetail(), false);
+    send(type, nack, false);
   }
 }

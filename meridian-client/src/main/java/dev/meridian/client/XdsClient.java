@@ -557,17 +557,21 @@ public final class XdsClient implements AutoCloseable {
     @Override
     public List<String> handleSotwResponse(Bootstrap.ServerInfo server, DecodedResponse response,
         String versionInfo, Set<String> namedInEveryRequest, Runnable processed) {
-      List<String> problems = applySotw(server, response, versionInfo, namedInEveryRequest);
-      afterCallbacks(processed);
-      return problems;
+      try {
+        return applySotw(server, response, versionInfo, namedInEveryRequest);
+      } finally {
+        afterCallbacks(processed); // even if applying threw: the stream must read on
+      }
     }
 
     @Override
     public List<String> handleDeltaResponse(Bootstrap.ServerInfo server, DecodedResponse response,
         String systemVersionInfo, Runnable processed) {
-      List<String> problems = applyDelta(server, response, systemVersionInfo);
-      afterCallbacks(processed);
-      return problems;
+      try {
+        return applyDelta(server, response, systemVersionInfo);
+      } finally {
+        afterCallbacks(processed); // even if applying threw: the stream must read on
+      }
     }
   }
 
@@ -812,9 +816,5 @@ public final class XdsClient implements AutoCloseable {
         call.accept(w.watcher);
       }
     });
-  }
-
-  boolean isShutdown() {
-    return shutdown;
   }
 }

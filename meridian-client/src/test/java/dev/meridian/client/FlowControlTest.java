@@ -320,6 +320,106 @@ class FlowControlTest {
     assertThat(call.wanted()).isEqualTo(1);
   }
 
+  /** Cluster {@code a} at {@code version}, wrapped with a TTL (spec "TTL"). */
+  private static Message clusterResponseWithTtl(XdsClient.Protocol protocol, String version) {
+    com.google.protobuf.Duration ttl = com.google.protobuf.Duration.newBuilder().setSeconds(30)
+        .build();
+    return switch (protocol) {
+      case SOTW -> {
+        DiscoveryResponse r = (DiscoveryResponse) clusterResponse(protocol, version);
+        yield r.toBuilder().setResources(0, Any.pack(Resource.newBuilder().setName("a")
+            .setTtl(ttl).setResource(r.getResources(0)).build())).build();
+      }
+      case DELTA -> {
+        DeltaDiscoveryResponse r = (DeltaDiscoveryResponse) clusterResponse(protocol, version);
+        yield r.toBuilder().setResources(0, r.getResources(0).toBuilder().setTtl(ttl)).build();
+      }
+    };
+  }
+
+  private static FakeTransport.FakeCall<?, ?> lastCall(FakeTransport fake,
+      XdsClient.Protocol protocol) {
+    return protocol == XdsClient.Protocol.SOTW ? fake.lastSotw() : fake.lastDelta();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void respond(FakeTransport.FakeCall<?, ?> call, Message response) {
+    ((FakeTransport.FakeCall<?, Message>) call).respond(response);
+  }
+
+  private static String errorDetailOf(Object request) {
+    return request instanceof DiscoveryRequest r ? r.getErrorDetail().getMessage()
+        : ((DeltaDiscoveryRequest) request).getErrorDetail().getMessage();
+  }
+
+  // Review of issues 18/19: a response whose application throws (here the scheduler we were given
+  // refuses the TTL timer, as a shut-down executor does) used to leave the stream without the next
+  // request(1) and without an ACK: the whole stream stalled. It is NACKed with the error instead,
+  // and the next response is still read and applied.
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void aResponseThatFailsToApplyIsNackedAndTheStreamReadsOn(Variant v) {
+    FakeScheduler time = new FakeScheduler();
+    AtomicBoolean refuse = new AtomicBoolean(true);
+    Scheduler refusingOnce = new Scheduler() {
+      @Override
+      public long nanoTime() {
+        return time.nanoTime();
+      }
+
+      @Override
+      public Cancellable schedule(Runnable task, Duration delay) {
+        if (refuse.getAndSet(false)) {
+          throw new java.util.concurrent.RejectedExecutionException("timer service shut down");
+        }
+        return time.schedule(task, delay);
+      }
+    };
+    FakeTransport fake = new FakeTransport();
+    XdsClient client = new XdsClient(Bootstrap.forServer("fake:1", Node.newBuilder().setId("n")
+        .build()), XdsClient.Options.defaults().withProtocol(v.protocol).withMode(v.mode)
+        .withScheduler(refusingOnce).withCallbackExecutor(Runnable::run), fake);
+    cleanup.add(client);
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, "a", w);
+    FakeTransport.FakeCall<?, ?> call = lastCall(fake, v.protocol);
+    call.next(); // the subscription
+
+    respond(call, clusterResponseWithTtl(v.protocol, "v1"));
+    assertThat(errorDetailOf(call.next())).contains("timer service shut down");
+    assertThat(call.wanted()).as("the next response asked for").isEqualTo(1);
+
+    respond(call, clusterResponse(v.protocol, "v2"));
+    assertThat(w.take()).contains("processed:v2");
+    assertThat(errorDetailOf(call.next())).as("v2 ACKed").isEmpty();
+    assertThat(call.wanted()).isEqualTo(1);
+  }
+
+  // A watcher that throws is the user's bug: it is logged, and the stream reads on.
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void aWatcherThatThrowsDoesNotStallTheStream(Variant v) {
+    FakeTransport fake = new FakeTransport();
+    XdsClient client = new XdsClient(Bootstrap.forServer("fake:1", Node.newBuilder().setId("n")
+        .build()), XdsClient.Options.defaults().withProtocol(v.protocol).withMode(v.mode)
+        .withCallbackExecutor(Runnable::run), fake);
+    cleanup.add(client);
+    List<String> seen = Collections.synchronizedList(new ArrayList<>());
+    client.watch(ResourceType.CLUSTER, "a", new RecordingWatcher() {
+      @Override
+      public void onChanged(ResourceUpdate update) {
+        seen.add(update.serverVersion());
+        throw new IllegalStateException("watcher bug");
+      }
+    });
+    FakeTransport.FakeCall<?, ?> call = lastCall(fake, v.protocol);
+    call.next();
+    respond(call, clusterResponse(v.protocol, "v1"));
+    respond(call, clusterResponse(v.protocol, "v2"));
+    assertThat(seen).containsExactly("v1", "v2");
+    assertThat(call.wanted()).isEqualTo(1);
+  }
+
   @Test
   void grpcCallDeliversOnlyTheResponsesAskedFor() throws Exception {
     startServer();

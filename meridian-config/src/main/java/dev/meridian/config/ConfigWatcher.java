@@ -1,5 +1,6 @@
 package dev.meridian.config;
 
+import dev.meridian.protocol.LogLine;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.ClosedWatchServiceException;
@@ -34,8 +35,8 @@ import java.util.function.LongSupplier;
  * rename, a symlink swap): a reload by rename stays as fast as before. A reload that would leave a
  * type, the whole config or a file with nothing ({@link Emptying}) is applied only once the files
  * have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes. Identical
- * content is never reloaded. A failed load is reported once and the last good config stays in
- * force (the caller simply keeps serving it).
+ * content is never reloaded. A failed load, or a config the caller's {@link Applier} rejects, is
+ * reported once and the last good config stays in force (the caller simply keeps serving it).
  */
 public final class ConfigWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(ConfigWatcher.class.getName());
@@ -55,7 +56,7 @@ public final class ConfigWatcher implements AutoCloseable {
   private final Path path;
   private final boolean directory;
   private final ConfigLoader loader;
-  private final Consumer<ConfigLoader.Loaded> onLoad;
+  private final Applier onLoad;
   private final Consumer<ConfigException> onError;
   private final long pollMillis;
   private final LongSupplier ticker;
@@ -74,13 +75,19 @@ public final class ConfigWatcher implements AutoCloseable {
   /** A config file was written under its name since the last settled change. */
   private boolean writtenInPlace;
 
-  public ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
+  /** Puts a loaded config in force, or rejects it by throwing: the last good config stays. */
+  @FunctionalInterface
+  public interface Applier {
+    void apply(ConfigLoader.Loaded loaded) throws ConfigException;
+  }
+
+  public ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
       Consumer<ConfigException> onError, long pollMillis) throws IOException {
     this(path, loader, onLoad, onError, pollMillis, System::nanoTime);
   }
 
   /** As above, with the time source the stability checks read (tests drive {@link #check}). */
-  ConfigWatcher(Path path, ConfigLoader loader, Consumer<ConfigLoader.Loaded> onLoad,
+  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
       Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker) throws IOException {
     this.path = path.toAbsolutePath();
     this.directory = Files.isDirectory(this.path);
@@ -214,16 +221,24 @@ public final class ConfigWatcher implements AutoCloseable {
       return guardEnds - next < 0 ? guardEnds : next;
     }
     if (!p.removes.isEmpty()) {
-      LOG.log(System.Logger.Level.WARNING, "config_emptying removes="
-          + quote(String.join("; ", p.removes)) + " stable_ms="
-          + TimeUnit.NANOSECONDS.toMillis(stable));
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("config_emptying")
+          .kv("removes", String.join("; ", p.removes))
+          .kv("stable_ms", TimeUnit.NANOSECONDS.toMillis(stable)).toString());
     }
     settle(p);
+    try {
+      onLoad.apply(p.loaded);
+    } catch (ConfigException e) {
+      // Rejected: the old config is still served, so later reloads are compared with it; this
+      // content is reported once, like one that failed to load.
+      reportedDigest = p.digest;
+      onError.accept(e);
+      return IDLE;
+    }
     applied = p.loaded;
     appliedFilled = Emptying.filled(p.contents);
     appliedDigest = p.digest;
     reportedDigest = new byte[0]; // the same bad content again later is news again
-    onLoad.accept(p.loaded);
     return IDLE;
   }
 
@@ -309,20 +324,6 @@ public final class ConfigWatcher implements AutoCloseable {
     return new Stamp(files, null);
   }
 
-  /** A log value on one line: quoted and escaped when it holds spaces, quotes or control chars. */
-  private static String quote(String v) {
-    StringBuilder q = new StringBuilder(v.length() + 2).append('"');
-    for (char c : v.toCharArray()) {
-      if (c == '"' || c == '\\') {
-        q.append('\\').append(c);
-      } else if (c < 0x20) {
-        q.append(String.format("\\u%04x", (int) c));
-      } else {
-        q.append(c);
-      }
-    }
-    return q.append('"').toString();
-  }
 
   @Override
   public void close() {

@@ -30,11 +30,8 @@ final class Emptying {
   static List<String> between(ServedConfig before, Set<Path> filledBefore, ServedConfig after,
       ConfigLoader.Contents afterFiles) {
     List<String> found = new ArrayList<>();
-    int total = 0;
-    for (String g : before.groupNames()) {
-      total += before.snapshot(g).size();
-    }
-    if (total > 0 && sizeOf(after) == 0) {
+    int total = before.resourceCount();
+    if (total > 0 && after.resourceCount() == 0) {
       found.add("the whole config: all " + total + " resources");
     }
     List<ResourceType> emptiedEverywhere = new ArrayList<>();
@@ -87,14 +84,6 @@ final class Emptying {
       }
     }
     return filled;
-  }
-
-  private static int sizeOf(ServedConfig c) {
-    int n = 0;
-    for (String g : c.groupNames()) {
-      n += c.snapshot(g).size();
-    }
-    return n;
   }
 
   private static boolean contains(ServedConfig c, String group) {

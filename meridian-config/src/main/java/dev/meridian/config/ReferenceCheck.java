@@ -13,7 +13,6 @@ import io.envoyproxy.envoy.config.route.v3.VirtualHost;
 import io.envoyproxy.envoy.config.route.v3.WeightedCluster;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * The consistency check on load (spec "Resource warming"): references that a client would wait on
@@ -27,14 +26,6 @@ public enum ReferenceCheck {
   WARN,
   /** Reject the config: at start, serve exits; on reload, the last good config stays. */
   REJECT;
-
-  public static ReferenceCheck parse(String s) {
-    try {
-      return valueOf(s.trim().toUpperCase(Locale.ROOT));
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("invalid reference check '" + s + "' (off, warn or reject)");
-    }
-  }
 
   /** Every dangling reference in every group, as "group G: what is missing". */
   public static List<String> problems(ServedConfig config) {

@@ -212,6 +212,24 @@ class ConfigWatcherTest {
     return w;
   }
 
+  /** The same, with an applier that may reject what it is given (serve's --reference-check). */
+  ConfigWatcher watchByHand(Path path, ConfigWatcher.Applier applier) throws Exception {
+    ConfigWatcher w = new ConfigWatcher(path, new ConfigLoader(), applier, errors::add, 50, () -> {
+      throw new AssertionError("the test drives time");
+    });
+    watchers.add(w);
+    w.loadFirst();
+    return w;
+  }
+
+  /** Checks from {@code t} until the watcher is idle; returns the last time it was due. */
+  static long settle(ConfigWatcher w, long t) {
+    for (long due = w.check(t); due != ConfigWatcher.IDLE; due = w.check(due)) {
+      t = due;
+    }
+    return t;
+  }
+
   /** Takes applied configs until one has exactly {@code expected}'s clusters; checks each. */
   Set<String> awaitApplied(Set<String> expected, Set<String> everyConfigHas, String context)
       throws InterruptedException {
@@ -470,6 +488,61 @@ class ConfigWatcherTest {
     assertThat(errors).as("the bad file, then the same mistake again after the good file")
         .hasSize(2);
     assertThat(errors.get(0).getMessage()).contains("invalid YAML");
+  }
+
+  /** Rejects a config that has a ClusterLoadAssignment named reject-me, else applies it. */
+  ConfigWatcher.Applier rejectingRejectMe() {
+    return l -> {
+      if (l.config().defaults().get(ResourceType.ENDPOINT).get("reject-me") != null) {
+        throw new ConfigException("rejected: reject-me");
+      }
+      applied.add(l.config());
+    };
+  }
+
+  /**
+   * Review of issue 18 §2/§4: a config the applier rejects (serve --reference-check reject) is not
+   * the served one, so the next reload is compared with what is served: emptying CDS still waits
+   * its second and warns, even when the rejected config had no clusters either.
+   */
+  @Test
+  void aRejectedConfigIsNotWhatTheNextReloadIsComparedWith() throws Exception {
+    Path file = Layout.FILE.create(dir, "resources:\n" + cluster("a") + cluster("b")
+        + endpoints("a"));
+    ConfigWatcher w = watchByHand(file, rejectingRejectMe());
+    String rejected = "resources:\n" + endpoints("reject-me");
+    Files.writeString(file, rejected);
+    long t = settle(w, 0) + SECOND;
+    assertThat(applied).isEmpty();
+    assertThat(errors).singleElement().satisfies(e -> assertThat(e).hasMessage("rejected: reject-me"));
+    Files.writeString(file, rejected); // the same content again: reported once, not retried
+    t = settle(w, t) + SECOND;
+    assertThat(errors).hasSize(1);
+
+    warnings.clear();
+    Files.writeString(file, "resources:\n" + endpoints("a"));
+    long due = w.check(t);
+    assertThat(w.check(due)).as("held: it empties the CDS that is served").isNotEqualTo(
+        ConfigWatcher.IDLE);
+    assertThat(applied).isEmpty();
+    settle(w, due);
+    assertThat(applied).singleElement().satisfies(c -> assertThat(clusters(c)).isEmpty());
+    assertThat(warnings).singleElement().satisfies(m -> assertThat(m)
+        .startsWith("config_emptying removes=\"CDS: all 2 (a, b)\""));
+  }
+
+  /** Review of issue 18 §2: after a rejection, going back to the served content reloads nothing. */
+  @Test
+  void theServedContentAfterARejectedOneIsNotReloaded() throws Exception {
+    String served = version("only-a");
+    Path file = Layout.FILE.create(dir, served);
+    ConfigWatcher w = watchByHand(file, rejectingRejectMe());
+    Files.writeString(file, served + endpoints("reject-me"));
+    long t = settle(w, 0) + SECOND;
+    assertThat(errors).hasSize(1);
+    Files.writeString(file, served);
+    settle(w, t);
+    assertThat(applied).as("identical to what is served").isEmpty();
   }
 
   /** Issue 18 §2, in real time: the watcher's own thread holds an emptying write for 1 s. */

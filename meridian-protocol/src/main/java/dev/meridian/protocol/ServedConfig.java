@@ -54,6 +54,15 @@ public final class ServedConfig {
     return byName.keySet();
   }
 
+  /** How many resources every group holds together, the default group included. */
+  public int resourceCount() {
+    int n = 0;
+    for (Snapshot s : byName.values()) {
+      n += s.size();
+    }
+    return n;
+  }
+
   public List<Group> groups() {
     return groups;
   }

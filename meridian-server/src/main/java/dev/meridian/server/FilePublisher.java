@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.HashSet;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -40,14 +39,6 @@ public final class FilePublisher {
 
     Format(String extension) {
       this.extension = extension;
-    }
-
-    public static Format parse(String s) {
-      try {
-        return valueOf(s.trim().toUpperCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("invalid publish format '" + s + "' (yaml, json or pb)");
-      }
     }
   }
 

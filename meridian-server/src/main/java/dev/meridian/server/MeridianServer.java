@@ -4,6 +4,7 @@ import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ConfigWatcher;
 import dev.meridian.config.ConfigChecks;
+import dev.meridian.protocol.LogLine;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.config.ReferenceCheck;
 import io.grpc.Server;
@@ -14,6 +15,8 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import dev.meridian.protocol.HeartbeatPolicy;
@@ -179,10 +182,12 @@ public final class MeridianServer implements AutoCloseable {
 
   public MeridianServer start() throws ConfigException, IOException {
     watcher = new ConfigWatcher(options.config(), new ConfigLoader(), loaded -> {
-      if (check(loaded.config()).rejected()) {
-        LOG.log(System.Logger.Level.ERROR,
-            "config rejected (--reference-check reject), still serving the last good config");
-        return;
+      ConfigChecks.Result checks = check(loaded.config());
+      if (checks.rejected()) {
+        // The watcher then keeps the served config as the one it compares with, and reports this.
+        List<String> why = new ArrayList<>(List.of("config rejected (--reference-check reject)"));
+        why.addAll(checks.rejectionMessages());
+        throw new ConfigException(why);
       }
       long pushStarted = System.nanoTime();
       int changed = hub.update(loaded.config());

@@ -1,5 +1,6 @@
 package dev.meridian.server;
 
+import dev.meridian.protocol.LogLine;
 import dev.meridian.protocol.Nack;
 import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;

@@ -5,6 +5,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ReferenceCheck;
+import dev.meridian.protocol.LogLine;
 import dev.meridian.protocol.ResourceType;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;

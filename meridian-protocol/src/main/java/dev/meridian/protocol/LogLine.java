@@ -1,26 +1,27 @@
-package dev.meridian.server;
+package dev.meridian.protocol;
 
 /**
  * One structured log line: an event name then {@code key=value} pairs, values quoted when they hold
  * spaces, quotes or newlines, so that every event stays on one line and greps/parses the same way.
+ * Shared by the server's and the config watcher's logs, so both read alike.
  */
-final class LogLine {
+public final class LogLine {
   private final StringBuilder sb;
 
   private LogLine(String event) {
     sb = new StringBuilder(128).append(event);
   }
 
-  static LogLine of(String event) {
+  public static LogLine of(String event) {
     return new LogLine(event);
   }
 
-  LogLine kv(String key, Object value) {
+  public LogLine kv(String key, Object value) {
     sb.append(' ').append(key).append('=').append(quote(value == null ? "-" : value.toString()));
     return this;
   }
 
-  static String quote(String v) {
+  public static String quote(String v) {
     if (!v.isEmpty() && v.chars().noneMatch(c -> c == ' ' || c == '"' || c == '=' || c < 0x20)) {
       return v;
     }
