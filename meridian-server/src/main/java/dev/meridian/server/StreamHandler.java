@@ -38,6 +38,13 @@ final class StreamHandler<Q extends Message, R extends Message>
   private final StreamTelemetry telemetry;
   /** Shutting down: end the stream as soon as the backlog is written. */
   private boolean draining;
+  /** The newest config this stream has worked with, from a push or its own read (or null). */
+  private DiscoveryHub.Served latest;
+  /** Generations (from, to] whose changes a catch-up applied at once (see publish). */
+  private long caughtUpFrom;
+  private long caughtUpTo;
+  /** The interest last published to the hub's index. */
+  private XdsStream.Interest published = XdsStream.Interest.NONE;
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
       SerialExecutor executor, String description, Clock clock) {
@@ -51,7 +58,7 @@ final class StreamHandler<Q extends Message, R extends Message>
     hub.registry().register(this);
     this.responses.setOnReadyHandler(() -> executor.execute(this::flush));
     this.responses.setOnCancelHandler(() -> executor.execute(() -> finish("cancelled")));
-    hub.register(this);
+    hub.registerIndexed(this);
   }
 
   @Override
@@ -59,30 +66,42 @@ final class StreamHandler<Q extends Message, R extends Message>
     executor.execute(() -> {
       if (!done) {
         telemetry.request(stream.requestType(request));
-        apply(stream.onRequest(request, hub.current()));
+        DiscoveryHub.Served now = hub.served();
+        if (latest == null || now.generation() > latest.generation()) {
+          latest = now;
+        }
+        apply(stream.onRequest(request, latest.config()));
         telemetry.announce(stream.node(), stream.group());
       }
     });
   }
 
   @Override
-  public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
-    executor.execute(configTask(config, changes));
+  public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes,
+      long generation) {
+    executor.execute(configTask(config, changes, generation));
   }
 
   @Override
   public void onConfigHere(ServedConfig config,
-      Map<String, Map<ResourceType, Set<String>>> changes) {
-    executor.runOrExecute(configTask(config, changes));
+      Map<String, Map<ResourceType, Set<String>>> changes, long generation) {
+    executor.runOrExecute(configTask(config, changes, generation));
   }
 
   private Runnable configTask(ServedConfig config,
-      Map<String, Map<ResourceType, Set<String>>> changes) {
+      Map<String, Map<ResourceType, Set<String>>> changes, long generation) {
     long at = System.nanoTime();
     return () -> {
       if (!done) {
         telemetry.configChanged(at);
-        apply(stream.onConfig(config, changes));
+        if (latest == null || generation > latest.generation()) {
+          latest = new DiscoveryHub.Served(config, generation);
+          apply(stream.onConfig(config, changes));
+        } else if (generation <= caughtUpFrom || generation > caughtUpTo) {
+          // This stream read a newer config meanwhile: the change, but against that config (an
+          // older one would take back what the stream has already served).
+          apply(stream.onConfig(latest.config(), changes));
+        } // else a catch-up (publish) applied this change already
       }
     };
   }
@@ -119,6 +138,37 @@ final class StreamHandler<Q extends Message, R extends Message>
   private void apply(List<Outcome> outcomes) {
     carryOut(outcomes);
     wantsTick = stream.wantsTick();
+    publish();
+  }
+
+  /**
+   * Publishes what concerns this stream to the hub's index (DESIGN "Fan-out"), when it changed.
+   * The hub sets a new config, then reads the index to find whom it concerns; this publishes, then
+   * reads the config. So either the hub's read saw the new interest (the push comes), or this read
+   * sees the new config: never neither. In the second case the stream catches up here, on the diff
+   * from the config it last worked with, and skips the pushes that diff covered.
+   */
+  private void publish() {
+    while (!done && latest != null) {
+      XdsStream.Interest next = stream.interest();
+      if (next == published) {
+        return;
+      }
+      published = next;
+      hub.publish(this, next);
+      DiscoveryHub.Served now = hub.served();
+      if (now.generation() <= latest.generation()) {
+        return;
+      }
+      String group = stream.group();
+      Map<ResourceType, Set<String>> diff = group == null ? Map.of()
+          : now.config().snapshot(group).changedSince(latest.config().snapshot(group));
+      caughtUpFrom = latest.generation();
+      caughtUpTo = now.generation();
+      latest = now;
+      carryOut(stream.onConfig(now.config(), group == null ? Map.of() : Map.of(group, diff)));
+      wantsTick = stream.wantsTick();
+    }
   }
 
   @SuppressWarnings("unchecked")
@@ -166,6 +216,7 @@ final class StreamHandler<Q extends Message, R extends Message>
     if (!done) {
       done = true;
       backlog.clear();
+      published = XdsStream.Interest.NONE;
       hub.unregister(this);
       hub.registry().unregister(this);
       telemetry.closed(stream.node(), stream.group(), reason);
