@@ -437,6 +437,17 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     return true;
   }
 
+  /**
+   * The served config moved on without this stream being handed the change (a hub's index did not
+   * know yet what concerns it): re-evaluates what changed since the snapshot it last served from.
+   */
+  public final List<Outcome> catchUp(ServedConfig config) {
+    if (closed || node == null) {
+      return new ArrayList<>();
+    }
+    return onConfig(config, Map.of(group, config.snapshot(group).changedSince(applied)));
+  }
+
   /** Sets how often TTL resources are heartbeated; returns this. */
   public final XdsStream<Q, S> withHeartbeats(HeartbeatPolicy policy) {
     this.heartbeats = policy;

@@ -38,8 +38,11 @@ final class StreamHandler<Q extends Message, R extends Message>
   private final StreamTelemetry telemetry;
   /** Shutting down: end the stream as soon as the backlog is written. */
   private boolean draining;
-  /** The newest config this stream has worked with, from a push or its own read (or null). */
-  private DiscoveryHub.Served latest;
+  /**
+   * The generation of the newest config this stream has worked with, from a push or its own read.
+   * A number, not the config: a stream that no change concerns must not pin an old one.
+   */
+  private long generation;
   /** Generations (from, to] whose changes a catch-up applied at once (see publish). */
   private long caughtUpFrom;
   private long caughtUpTo;
@@ -67,10 +70,8 @@ final class StreamHandler<Q extends Message, R extends Message>
       if (!done) {
         telemetry.request(stream.requestType(request));
         DiscoveryHub.Served now = hub.served();
-        if (latest == null || now.generation() > latest.generation()) {
-          latest = now;
-        }
-        apply(stream.onRequest(request, latest.config()));
+        generation = Math.max(generation, now.generation());
+        apply(stream.onRequest(request, now.config()));
         telemetry.announce(stream.node(), stream.group());
       }
     });
@@ -89,18 +90,20 @@ final class StreamHandler<Q extends Message, R extends Message>
   }
 
   private Runnable configTask(ServedConfig config,
-      Map<String, Map<ResourceType, Set<String>>> changes, long generation) {
+      Map<String, Map<ResourceType, Set<String>>> changes, long pushed) {
     long at = System.nanoTime();
     return () -> {
       if (!done) {
         telemetry.configChanged(at);
-        if (latest == null || generation > latest.generation()) {
-          latest = new DiscoveryHub.Served(config, generation);
+        if (pushed > generation) {
+          generation = pushed;
           apply(stream.onConfig(config, changes));
-        } else if (generation <= caughtUpFrom || generation > caughtUpTo) {
-          // This stream read a newer config meanwhile: the change, but against that config (an
-          // older one would take back what the stream has already served).
-          apply(stream.onConfig(latest.config(), changes));
+        } else if (pushed <= caughtUpFrom || pushed > caughtUpTo) {
+          // This stream read a newer config meanwhile: the change, but against the newest config
+          // (an older one would take back what the stream has already served).
+          DiscoveryHub.Served now = hub.served();
+          generation = now.generation();
+          apply(stream.onConfig(now.config(), changes));
         } // else a catch-up (publish) applied this change already
       }
     };
@@ -149,7 +152,7 @@ final class StreamHandler<Q extends Message, R extends Message>
    * from the config it last worked with, and skips the pushes that diff covered.
    */
   private void publish() {
-    while (!done && latest != null) {
+    while (!done) {
       XdsStream.Interest next = stream.interest();
       if (next == published) {
         return;
@@ -157,16 +160,13 @@ final class StreamHandler<Q extends Message, R extends Message>
       published = next;
       hub.publish(this, next);
       DiscoveryHub.Served now = hub.served();
-      if (now.generation() <= latest.generation()) {
+      if (now.generation() <= generation) {
         return;
       }
-      String group = stream.group();
-      Map<ResourceType, Set<String>> diff = group == null ? Map.of()
-          : now.config().snapshot(group).changedSince(latest.config().snapshot(group));
-      caughtUpFrom = latest.generation();
+      caughtUpFrom = generation;
       caughtUpTo = now.generation();
-      latest = now;
-      carryOut(stream.onConfig(now.config(), group == null ? Map.of() : Map.of(group, diff)));
+      generation = now.generation();
+      carryOut(stream.catchUp(now.config()));
       wantsTick = stream.wantsTick();
     }
   }
