@@ -363,6 +363,91 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     return out;
   }
 
+  /**
+   * Which config changes concern this stream, for a hub's fan-out index (DESIGN "Fan-out"):
+   * {@link #onConfig} acts only on changes of the types it holds whose changed names its
+   * subscription covers (or any name, on a wildcard). While removals linger or endpoints are
+   * awaited, any change may release them: then {@code everything}. Immutable; the transport reads
+   * it on the stream's executor after each event and publishes it to the index.
+   *
+   * @param group the node's group, null before the first request (nothing concerns the stream)
+   * @param types per type held: the subscription as of this event
+   */
+  public record Interest(String group, boolean everything, Map<ResourceType, Names> types) {
+    public static final Interest NONE = new Interest(null, false, Map.of());
+
+    /** One type's subscription: a wildcard, and/or explicit names (an immutable set). */
+    public record Names(boolean wildcard, Set<String> names) {}
+
+    /** Whether a change of {@code changed} names of {@code type} reaches this stream. */
+    public boolean concerns(ResourceType type, Set<String> changed) {
+      if (everything) {
+        return true;
+      }
+      Names n = types.get(type);
+      if (n == null) {
+        return false;
+      }
+      if (n.wildcard()) {
+        return true;
+      }
+      for (String name : changed) {
+        if (n.names().contains(name)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  private Interest interest = Interest.NONE;
+
+  /** This stream's {@link Interest}; the same object as long as it has not changed. */
+  public final Interest interest() {
+    if (closed || node == null) {
+      return Interest.NONE;
+    }
+    boolean everything = !awaitedEndpoints.isEmpty();
+    for (S s : states.values()) {
+      everything |= !s.lingering.isEmpty();
+    }
+    Interest i = interest;
+    if (i.everything() == everything && group.equals(i.group()) && sameTypes(i.types())) {
+      return i;
+    }
+    Map<ResourceType, Interest.Names> types = new EnumMap<>(ResourceType.class);
+    for (S s : states.values()) {
+      types.put(s.type, new Interest.Names(s.subscription.isWildcard(), s.subscription.names()));
+    }
+    return interest = new Interest(group, everything, Collections.unmodifiableMap(types));
+  }
+
+  private boolean sameTypes(Map<ResourceType, Interest.Names> types) {
+    if (types.size() != states.size()) {
+      return false;
+    }
+    for (S s : states.values()) {
+      Interest.Names n = types.get(s.type);
+      // Subscriptions replace their (immutable) name set on change: a reference compare suffices.
+      if (n == null || n.wildcard() != s.subscription.isWildcard()
+          || n.names() != s.subscription.names()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The served config moved on without this stream being handed the change (a hub's index did not
+   * know yet what concerns it): re-evaluates what changed since the snapshot it last served from.
+   */
+  public final List<Outcome> catchUp(ServedConfig config) {
+    if (closed || node == null) {
+      return new ArrayList<>();
+    }
+    return onConfig(config, Map.of(group, config.snapshot(group).changedSince(applied)));
+  }
+
   /** Sets how often TTL resources are heartbeated; returns this. */
   public final XdsStream<Q, S> withHeartbeats(HeartbeatPolicy policy) {
     this.heartbeats = policy;

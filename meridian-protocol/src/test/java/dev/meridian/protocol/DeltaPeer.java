@@ -92,8 +92,10 @@ final class DeltaPeer {
       changes.put(g, next.snapshot(g).changedSince(config.snapshot(g)));
     }
     config = next;
-    List<Outcome> out = SameOutcomes.check(stream.onConfig(next, changes),
-        plain.onConfig(next, changes));
+    // The twin gets only the changes that concern it, as from a hub's index (see Concerned).
+    List<Outcome> indexed = Concerned.concerns(plain, next, changes)
+        ? plain.onConfig(next, changes) : List.of();
+    List<Outcome> out = SameOutcomes.check(stream.onConfig(next, changes), indexed);
     record(out);
     return out;
   }

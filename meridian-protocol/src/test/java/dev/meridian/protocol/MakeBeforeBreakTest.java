@@ -158,6 +158,26 @@ class MakeBeforeBreakTest {
     assertThat(client.tick()).containsExactly("RDS [r]");
   }
 
+  /**
+   * The awaited endpoints leave the config: nothing is left to wait for, so the route goes out at
+   * that change, though the client subscribes to neither the endpoints nor anything else that
+   * changed. A fan-out index must hand such a stream the change (issue 19: it says "everything"
+   * while it awaits endpoints; the peers' twins check that promise).
+   */
+  @ParameterizedTest
+  @EnumSource(value = Variant.class, names = {"SOTW_WILDCARD", "DELTA_WILDCARD"})
+  void awaitedEndpointsThatLeaveTheConfigReleaseTheRouteAtThatChange(Variant v) {
+    ServedConfig after = config(listener("l", "r"), weightedRoute("r", "a", 10, "n", 90),
+        cluster("a"), cluster("b"), cluster("n"), endpoints("a", 1), endpoints("b", 2),
+        endpoints("n", 3));
+    ServedConfig withoutN = config(listener("l", "r"), weightedRoute("r", "a", 10, "n", 90),
+        cluster("a"), cluster("b"), cluster("n"), endpoints("a", 1), endpoints("b", 2));
+    Client client = v.connect(BEFORE);
+    client.reload(after);
+    assertThat(client.ack(CDS)).isEmpty();
+    assertThat(client.reload(withoutN)).containsExactly("RDS [r]");
+  }
+
   @ParameterizedTest
   @EnumSource(Variant.class)
   void aClientThatHasNotGotAClustersEndpointsYetKeepsWaitingForThemWhenTheClusterChanges(

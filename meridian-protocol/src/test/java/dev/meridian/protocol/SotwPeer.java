@@ -97,8 +97,10 @@ final class SotwPeer {
       changes.put(g, next.snapshot(g).changedSince(config.snapshot(g)));
     }
     config = next;
-    return record(SameOutcomes.check(stream.onConfig(next, changes),
-        plain.onConfig(next, changes)));
+    // The twin gets only the changes that concern it, as from a hub's index (see Concerned).
+    List<Outcome> indexed = Concerned.concerns(plain, next, changes)
+        ? plain.onConfig(next, changes) : List.of();
+    return record(SameOutcomes.check(stream.onConfig(next, changes), indexed));
   }
 
   /** Time passed: the heartbeats and bounded waits that are due. */

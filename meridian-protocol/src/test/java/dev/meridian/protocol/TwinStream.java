@@ -43,7 +43,10 @@ final class TwinStream<Q extends Message> {
   }
 
   List<Outcome> onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
-    return SameOutcomes.check(stream.onConfig(config, changes), plain.onConfig(config, changes));
+    // The twin gets only the changes that concern it, as from a hub's index (see Concerned).
+    List<Outcome> indexed = Concerned.concerns(plain, config, changes)
+        ? plain.onConfig(config, changes) : List.of();
+    return SameOutcomes.check(stream.onConfig(config, changes), indexed);
   }
 
   List<Outcome> onTick(ServedConfig config) {

@@ -3,7 +3,7 @@ package dev.meridian.server;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.protocol.Sharing;
-import java.util.ArrayList;
+import dev.meridian.protocol.XdsStream.Interest;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,20 +16,32 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Holds the served config and the connected streams. A new config is diffed once per group, then
- * each stream is handed the diff on its own serial executor; no stream is touched under a lock.
+ * each stream the diff concerns (found in a {@link StreamIndex}) is handed it on its own serial
+ * executor; no stream is touched under a lock.
  */
 public final class DiscoveryHub {
+  /**
+   * A served config, numbered: the generation orders configs for a stream that meets them both
+   * through a push and through its own reads of {@link #served()}.
+   */
+  record Served(ServedConfig config, long generation) {}
+
   /** A connected stream, notified of config changes. */
   interface Listener {
-    void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes);
+    /**
+     * The served config is now {@code config}, number {@code generation}; {@code changes} maps
+     * group → type → the names changed since the config before it.
+     */
+    void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes,
+        long generation);
 
     /**
      * As {@link #onConfig}, but the caller is a fan-out worker that may do the work itself: a
      * stream that is idle pushes on the calling thread instead of handing off to its executor.
      */
     default void onConfigHere(ServedConfig config,
-        Map<String, Map<ResourceType, Set<String>>> changes) {
-      onConfig(config, changes);
+        Map<String, Map<ResourceType, Set<String>>> changes, long generation) {
+      onConfig(config, changes, generation);
     }
 
     /** Time passed: send the heartbeats that are due, end bounded waits. */
@@ -41,8 +53,11 @@ public final class DiscoveryHub {
     }
   }
 
-  private final AtomicReference<ServedConfig> current = new AtomicReference<>(ServedConfig.empty());
+  private final AtomicReference<Served> current =
+      new AtomicReference<>(new Served(ServedConfig.empty(), 0));
   private final Set<Listener> streams = ConcurrentHashMap.newKeySet();
+  /** Which streams a change concerns (DESIGN "Fan-out"). */
+  private final StreamIndex index = new StreamIndex();
   private volatile boolean loaded;
   /** Connected streams as operators see them (admin HTTP, CSDS, metrics, shutdown). */
   private final StreamRegistry registry = new StreamRegistry();
@@ -89,6 +104,11 @@ public final class DiscoveryHub {
   }
 
   public ServedConfig current() {
+    return current.get().config();
+  }
+
+  /** The config in force with its generation. */
+  Served served() {
     return current.get();
   }
 
@@ -98,7 +118,12 @@ public final class DiscoveryHub {
 
   /** Serves {@code next} from now on; returns the number of changed resources across groups. */
   public synchronized int update(ServedConfig next) {
-    ServedConfig previous = current.getAndSet(next);
+    Served before = current.get();
+    ServedConfig previous = before.config();
+    // Set before the index is read (dispatch): a stream that publishes a new interest after that
+    // read then sees this config and catches up itself (StreamHandler).
+    Served served = new Served(next, before.generation() + 1);
+    current.set(served);
     loaded = true;
     Map<String, Map<ResourceType, Set<String>>> changes = new HashMap<>();
     int changed = 0;
@@ -122,7 +147,8 @@ public final class DiscoveryHub {
     if (changes.isEmpty() && !groupsChanged) {
       return 0; // identical content: nothing is sent to anyone
     }
-    dispatch(next, changes);
+    // Groups redefined: any stream may have moved, and a stream that moves is re-evaluated whole.
+    dispatch(served, changes, groupsChanged ? List.copyOf(streams) : index.concerned(changes));
     return changed;
   }
 
@@ -137,15 +163,18 @@ public final class DiscoveryHub {
     this.fanOut = pool;
   }
 
-  private void dispatch(ServedConfig next, Map<String, Map<ResourceType, Set<String>>> changes) {
+  private void dispatch(Served served, Map<String, Map<ResourceType, Set<String>>> changes,
+      List<Listener> all) {
+    metrics.pushedTo(all.size());
+    ServedConfig next = served.config();
+    long gen = served.generation();
     Executor pool = fanOut;
-    if (pool == null || streams.size() < fanOutFrom) {
-      for (Listener s : streams) {
-        s.onConfig(next, changes);
+    if (pool == null || all.size() < fanOutFrom) {
+      for (Listener s : all) {
+        s.onConfig(next, changes, gen);
       }
       return;
     }
-    List<Listener> all = new ArrayList<>(streams);
     int ways = Math.min(fanOutWays, all.size());
     int per = (all.size() + ways - 1) / ways;
     CountDownLatch done = new CountDownLatch(ways);
@@ -154,13 +183,13 @@ public final class DiscoveryHub {
       try {
         pool.execute(() -> {
           try {
-            chunk.forEach(s -> s.onConfigHere(next, changes));
+            chunk.forEach(s -> s.onConfigHere(next, changes, gen));
           } finally {
             done.countDown();
           }
         });
       } catch (RejectedExecutionException e) {
-        chunk.forEach(s -> s.onConfig(next, changes)); // shutting down: queue, as without fan-out
+        chunk.forEach(s -> s.onConfig(next, changes, gen)); // shutting down: queue, as without fan-out
         done.countDown();
       }
     }
@@ -188,7 +217,7 @@ public final class DiscoveryHub {
 
   /** Lets streams send due heartbeats (while any resource has a TTL) and end bounded waits. */
   public void tick() {
-    ServedConfig config = current.get();
+    ServedConfig config = current.get().config();
     boolean ttl = hasTtl(config);
     for (Listener s : streams) {
       if (ttl || s.wantsTick()) {
@@ -219,12 +248,31 @@ public final class DiscoveryHub {
     return ttlPresent;
   }
 
+  /** Registers a listener that is handed every change (a REST poll, the file publisher). */
   void register(Listener stream) {
+    index.addEverything(stream);
     streams.add(stream);
+  }
+
+  /**
+   * Registers a stream that is handed only the changes its published interest concerns; nothing
+   * until it publishes one ({@link #publish}).
+   */
+  void registerIndexed(Listener stream) {
+    streams.add(stream);
+  }
+
+  /**
+   * Publishes what concerns {@code stream} (from its serial executor); returns whether that
+   * changed. After a change the caller must check {@link #served()} for a config it missed.
+   */
+  boolean publish(Listener stream, Interest interest) {
+    return index.publish(stream, interest);
   }
 
   void unregister(Listener stream) {
     streams.remove(stream);
+    index.remove(stream);
   }
 
   public StreamRegistry registry() {

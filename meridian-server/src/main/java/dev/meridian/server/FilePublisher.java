@@ -131,7 +131,8 @@ public final class FilePublisher {
   DiscoveryHub.Listener listener() {
     return new DiscoveryHub.Listener() {
       @Override
-      public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
+      public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes,
+          long generation) {
         publish(config);
       }
 

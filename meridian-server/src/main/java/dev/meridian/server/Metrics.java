@@ -26,6 +26,8 @@ public final class Metrics {
   private final Map<ResourceType, Histogram> pushLatency = new EnumMap<>(ResourceType.class);
   private final LongAdder reloadsOk = new LongAdder();
   private final LongAdder reloadsFailed = new LongAdder();
+  /** Streams handed a config change, summed over changes (the fan-out index's work). */
+  private final LongAdder pushedTo = new LongAdder();
   private final Map<String, LongAdder> streamsOpened = new java.util.concurrent.ConcurrentHashMap<>();
   /** variant + NUL + type abbreviation → connected streams that have requested that type. */
   private final Map<String, LongAdder> streamsByType = new java.util.concurrent.ConcurrentHashMap<>();
@@ -67,6 +69,15 @@ public final class Metrics {
 
   public void reload(boolean ok) {
     (ok ? reloadsOk : reloadsFailed).increment();
+  }
+
+  /** A config change was handed to {@code streams} streams. */
+  void pushedTo(int streams) {
+    pushedTo.add(streams);
+  }
+
+  long pushedTo() {
+    return pushedTo.sum();
   }
 
   public void streamOpened(String variant) {
@@ -121,6 +132,9 @@ public final class Metrics {
     sb.append("meridian_config_reloads_total{result=\"ok\"} ").append(reloadsOk.sum()).append('\n');
     sb.append("meridian_config_reloads_total{result=\"failed\"} ").append(reloadsFailed.sum())
         .append('\n');
+    header(sb, "meridian_config_push_streams_total", "counter",
+        "Streams handed a config change, summed over changes: only the streams a change concerns.");
+    sb.append("meridian_config_push_streams_total ").append(pushedTo.sum()).append('\n');
     header(sb, "meridian_push_latency_seconds", "histogram",
         "From a config change reaching a stream to the client's ACK of the response it caused.");
     pushLatency.forEach((t, h) -> h.render(sb, "meridian_push_latency_seconds",

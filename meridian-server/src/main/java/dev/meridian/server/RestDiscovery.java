@@ -174,7 +174,8 @@ final class RestDiscovery implements HttpHandler {
     }
 
     @Override
-    public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
+    public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes,
+        long generation) {
       executor.execute(() -> {
         if (!done) {
           List<Outcome> out = stream.onConfig(config, changes);

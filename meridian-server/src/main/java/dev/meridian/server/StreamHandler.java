@@ -38,6 +38,16 @@ final class StreamHandler<Q extends Message, R extends Message>
   private final StreamTelemetry telemetry;
   /** Shutting down: end the stream as soon as the backlog is written. */
   private boolean draining;
+  /**
+   * The generation of the newest config this stream has worked with, from a push or its own read.
+   * A number, not the config: a stream that no change concerns must not pin an old one.
+   */
+  private long generation;
+  /** Generations (from, to] whose changes a catch-up applied at once (see publish). */
+  private long caughtUpFrom;
+  private long caughtUpTo;
+  /** The interest last published to the hub's index. */
+  private XdsStream.Interest published = XdsStream.Interest.NONE;
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
       SerialExecutor executor, String description, Clock clock) {
@@ -51,7 +61,7 @@ final class StreamHandler<Q extends Message, R extends Message>
     hub.registry().register(this);
     this.responses.setOnReadyHandler(() -> executor.execute(this::flush));
     this.responses.setOnCancelHandler(() -> executor.execute(() -> finish("cancelled")));
-    hub.register(this);
+    hub.registerIndexed(this);
   }
 
   @Override
@@ -59,30 +69,42 @@ final class StreamHandler<Q extends Message, R extends Message>
     executor.execute(() -> {
       if (!done) {
         telemetry.request(stream.requestType(request));
-        apply(stream.onRequest(request, hub.current()));
+        DiscoveryHub.Served now = hub.served();
+        generation = Math.max(generation, now.generation());
+        apply(stream.onRequest(request, now.config()));
         telemetry.announce(stream.node(), stream.group());
       }
     });
   }
 
   @Override
-  public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
-    executor.execute(configTask(config, changes));
+  public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes,
+      long generation) {
+    executor.execute(configTask(config, changes, generation));
   }
 
   @Override
   public void onConfigHere(ServedConfig config,
-      Map<String, Map<ResourceType, Set<String>>> changes) {
-    executor.runOrExecute(configTask(config, changes));
+      Map<String, Map<ResourceType, Set<String>>> changes, long generation) {
+    executor.runOrExecute(configTask(config, changes, generation));
   }
 
   private Runnable configTask(ServedConfig config,
-      Map<String, Map<ResourceType, Set<String>>> changes) {
+      Map<String, Map<ResourceType, Set<String>>> changes, long pushed) {
     long at = System.nanoTime();
     return () -> {
       if (!done) {
         telemetry.configChanged(at);
-        apply(stream.onConfig(config, changes));
+        if (pushed > generation) {
+          generation = pushed;
+          apply(stream.onConfig(config, changes));
+        } else if (pushed <= caughtUpFrom || pushed > caughtUpTo) {
+          // This stream read a newer config meanwhile: the change, but against the newest config
+          // (an older one would take back what the stream has already served).
+          DiscoveryHub.Served now = hub.served();
+          generation = now.generation();
+          apply(stream.onConfig(now.config(), changes));
+        } // else a catch-up (publish) applied this change already
       }
     };
   }
@@ -119,6 +141,34 @@ final class StreamHandler<Q extends Message, R extends Message>
   private void apply(List<Outcome> outcomes) {
     carryOut(outcomes);
     wantsTick = stream.wantsTick();
+    publish();
+  }
+
+  /**
+   * Publishes what concerns this stream to the hub's index (DESIGN "Fan-out"), when it changed.
+   * The hub sets a new config, then reads the index to find whom it concerns; this publishes, then
+   * reads the config. So either the hub's read saw the new interest (the push comes), or this read
+   * sees the new config: never neither. In the second case the stream catches up here, on the diff
+   * from the config it last worked with, and skips the pushes that diff covered.
+   */
+  private void publish() {
+    while (!done) {
+      XdsStream.Interest next = stream.interest();
+      if (next == published) {
+        return;
+      }
+      published = next;
+      hub.publish(this, next);
+      DiscoveryHub.Served now = hub.served();
+      if (now.generation() <= generation) {
+        return;
+      }
+      caughtUpFrom = generation;
+      caughtUpTo = now.generation();
+      generation = now.generation();
+      carryOut(stream.catchUp(now.config()));
+      wantsTick = stream.wantsTick();
+    }
   }
 
   @SuppressWarnings("unchecked")
@@ -166,6 +216,7 @@ final class StreamHandler<Q extends Message, R extends Message>
     if (!done) {
       done = true;
       backlog.clear();
+      published = XdsStream.Interest.NONE;
       hub.unregister(this);
       hub.registry().unregister(this);
       telemetry.closed(stream.node(), stream.group(), reason);

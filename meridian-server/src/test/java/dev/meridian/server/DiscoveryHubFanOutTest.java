@@ -37,7 +37,8 @@ class DiscoveryHubFanOutTest {
     final List<Thread> threads = new CopyOnWriteArrayList<>();
 
     @Override
-    public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes) {
+    public void onConfig(ServedConfig config, Map<String, Map<ResourceType, Set<String>>> changes,
+        long generation) {
       seen.add(config);
       threads.add(Thread.currentThread());
     }
