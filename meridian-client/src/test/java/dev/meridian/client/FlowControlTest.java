@@ -57,21 +57,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  * is seen at once, without waiting for something not to happen.
  */
 class FlowControlTest {
-  enum Variant {
-    SOTW_ADS(XdsClient.Protocol.SOTW, XdsClient.Mode.ADS),
-    SOTW_PER_TYPE(XdsClient.Protocol.SOTW, XdsClient.Mode.PER_TYPE),
-    DELTA_ADS(XdsClient.Protocol.DELTA, XdsClient.Mode.ADS),
-    DELTA_PER_TYPE(XdsClient.Protocol.DELTA, XdsClient.Mode.PER_TYPE);
-
-    final XdsClient.Protocol protocol;
-    final XdsClient.Mode mode;
-
-    Variant(XdsClient.Protocol protocol, XdsClient.Mode mode) {
-      this.protocol = protocol;
-      this.mode = mode;
-    }
-  }
-
   /** The server's side of the one stream a test opens: what the client sent, and a way back. */
   static final class Peer {
     final BlockingQueue<Message> requests = new LinkedBlockingQueue<>();
@@ -244,8 +229,8 @@ class FlowControlTest {
   // ADS, or a server that ignores the one-un-ACKed rule could). The first one's watcher is slow:
   // the second must wait in the transport until that watcher has returned.
   @ParameterizedTest
-  @EnumSource(Variant.class)
-  void aSlowWatcherHoldsTheNextResponseInTheTransport(Variant v) throws Exception {
+  @EnumSource(ClientVariant.class)
+  void aSlowWatcherHoldsTheNextResponseInTheTransport(ClientVariant v) throws Exception {
     startServer();
     XdsClient client = new XdsClient(Bootstrap.forServer("in-process", Node.newBuilder()
         .setId("slow").build()), XdsClient.Options.defaults().withProtocol(v.protocol)
@@ -357,8 +342,8 @@ class FlowControlTest {
   // request(1) and without an ACK: the whole stream stalled. It is NACKed with the error instead,
   // and the next response is still read and applied.
   @ParameterizedTest
-  @EnumSource(Variant.class)
-  void aResponseThatFailsToApplyIsNackedAndTheStreamReadsOn(Variant v) {
+  @EnumSource(ClientVariant.class)
+  void aResponseThatFailsToApplyIsNackedAndTheStreamReadsOn(ClientVariant v) {
     FakeScheduler time = new FakeScheduler();
     AtomicBoolean refuse = new AtomicBoolean(true);
     Scheduler refusingOnce = new Scheduler() {
@@ -397,8 +382,8 @@ class FlowControlTest {
 
   // A watcher that throws is the user's bug: it is logged, and the stream reads on.
   @ParameterizedTest
-  @EnumSource(Variant.class)
-  void aWatcherThatThrowsDoesNotStallTheStream(Variant v) {
+  @EnumSource(ClientVariant.class)
+  void aWatcherThatThrowsDoesNotStallTheStream(ClientVariant v) {
     FakeTransport fake = new FakeTransport();
     XdsClient client = new XdsClient(Bootstrap.forServer("fake:1", Node.newBuilder().setId("n")
         .build()), XdsClient.Options.defaults().withProtocol(v.protocol).withMode(v.mode)

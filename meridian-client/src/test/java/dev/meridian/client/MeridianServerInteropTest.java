@@ -37,24 +37,10 @@ class MeridianServerInteropTest {
     server.close();
   }
 
-  enum Variant {
-    SOTW_ADS(XdsClient.Protocol.SOTW, XdsClient.Mode.ADS),
-    SOTW_PER_TYPE(XdsClient.Protocol.SOTW, XdsClient.Mode.PER_TYPE),
-    DELTA_ADS(XdsClient.Protocol.DELTA, XdsClient.Mode.ADS),
-    DELTA_PER_TYPE(XdsClient.Protocol.DELTA, XdsClient.Mode.PER_TYPE);
-
-    final XdsClient.Protocol protocol;
-    final XdsClient.Mode mode;
-
-    Variant(XdsClient.Protocol protocol, XdsClient.Mode mode) {
-      this.protocol = protocol;
-      this.mode = mode;
-    }
-  }
 
   @ParameterizedTest
-  @EnumSource(Variant.class)
-  void followsTheQuickstartAndItsHotReload(Variant v) throws Exception {
+  @EnumSource(ClientVariant.class)
+  void followsTheQuickstartAndItsHotReload(ClientVariant v) throws Exception {
     client = XdsClient.create(Bootstrap.forServer("127.0.0.1:" + server.xdsPort(),
         Node.newBuilder().setId("it").build()),
         XdsClient.Options.defaults().withMode(v.mode).withProtocol(v.protocol));

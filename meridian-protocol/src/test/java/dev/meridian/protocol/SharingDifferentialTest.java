@@ -214,11 +214,19 @@ class SharingDifferentialTest {
     final Map<ResourceType, Set<String>> nacked = new EnumMap<>(ResourceType.class);
     final Map<ResourceType, Map<String, String>> sentAt = new EnumMap<>(ResourceType.class);
     final Map<ResourceType, Set<String>> mayResend = new EnumMap<>(ResourceType.class);
+    final String name;
 
-    Client(Run run, ResourceType perType, boolean fleet) {
+    Client(Run run, ResourceType perType, boolean fleet, String variant) {
       this.run = run;
       this.perType = perType;
       this.fleet = fleet;
+      this.name = (fleet ? "fleet-" : "") + variant + "-"
+          + (perType == null ? "ads" : perType.abbreviation()) + "-" + run.nodes++;
+    }
+
+    @Override
+    public String toString() {
+      return name;
     }
 
     /** A type to act on; a fleet client first answers what is in flight. */
@@ -365,11 +373,9 @@ class SharingDifferentialTest {
     final Map<ResourceType, List<String>> asked = new EnumMap<>(ResourceType.class);
     final Map<ResourceType, String> accepted = new EnumMap<>(ResourceType.class);
     final Map<ResourceType, DiscoveryResponse> unanswered = new EnumMap<>(ResourceType.class);
-    final String name;
 
     SotwClient(Run run, ResourceType perType, boolean fleet) {
-      super(run, perType, fleet);
-      name = (fleet ? "fleet-" : "") + "sotw-" + (perType == null ? "ads" : perType.abbreviation()) + "-" + run.nodes++;
+      super(run, perType, fleet, "sotw");
       peer = open();
     }
 
@@ -378,11 +384,6 @@ class SharingDifferentialTest {
           run.hub);
       p.nodeId = name;
       return p;
-    }
-
-    @Override
-    public String toString() {
-      return name;
     }
 
     @Override
@@ -499,11 +500,9 @@ class SharingDifferentialTest {
     /** What the client runs: name → version, from the responses it ACKed. */
     final Map<ResourceType, Map<String, String>> holds = new EnumMap<>(ResourceType.class);
     final Map<ResourceType, DeltaDiscoveryResponse> unanswered = new EnumMap<>(ResourceType.class);
-    final String name;
 
     DeltaClient(Run run, ResourceType perType, boolean fleet) {
-      super(run, perType, fleet);
-      name = (fleet ? "fleet-" : "") + "delta-" + (perType == null ? "ads" : perType.abbreviation()) + "-" + run.nodes++;
+      super(run, perType, fleet, "delta");
       peer = open();
     }
 
@@ -512,11 +511,6 @@ class SharingDifferentialTest {
           run.hub);
       p.nodeId = name;
       return p;
-    }
-
-    @Override
-    public String toString() {
-      return name;
     }
 
     @Override
