@@ -20,7 +20,7 @@ import java.util.function.Supplier;
  */
 final class DeltaTypeState extends TypeState {
   /** Held version meaning "the client was told this does not exist". */
-  private static final String ABSENT = "";
+  private static final String ABSENT = Diff.NOT_HELD;
 
   /** key → version the client holds (from responses and initial_resource_versions). */
   private VersionMap held = VersionMap.EMPTY;
@@ -64,7 +64,8 @@ final class DeltaTypeState extends TypeState {
     for (XdsResource r : due) {
       b.addResources(r.heartbeat());
     }
-    lastResponse = VersionMap.EMPTY;
+    lastResponse = VersionMap.EMPTY; // a heartbeat is not an update
+    lastRemoved = List.of();
     out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
   }
 
@@ -140,183 +141,103 @@ final class DeltaTypeState extends TypeState {
     respondIfIdle(snapshot, nonces, out);
   }
 
+  /**
+   * Spec "Incremental xDS": each resource whose version the client lacks is sent, and each it
+   * holds that is gone or no longer covered is removed. One path: work out the diff, then send.
+   */
   @Override
   void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
-    if (subscription.isWildcard() && subscription.names().isEmpty() && mustAnswer.isEmpty()) {
-      respondWildcard(snapshot, nonces, out);
-      return;
+    Diff diff;
+    if (dirtyAll && seesWhole(snapshot)) {
+      diff = sharing.toWhole(held, snapshot);
+      held = VersionMap.shared(snapshot.versionMap()); // it now holds exactly the type
+    } else {
+      diff = diff(dirtyAll ? candidates(snapshot) : dirty, snapshot);
     }
-    if (dirtyAll && held.isEmpty() && mustAnswer.isEmpty() && type != ResourceType.VIRTUAL_HOST
-        && !subscription.names().isEmpty() && sharing.hasExactly(snapshot, subscription.names())) {
-      // The first answer to a client that names every resource of the type (all EDS names, say):
-      // the whole snapshot, shared, with no per-name bookkeeping.
-      clearDirty();
-      held = VersionMap.shared(snapshot.versionMap());
-      java.util.Collection<XdsResource> all = snapshot.resources().values();
-      sentWhole(snapshot);
-      systemVersion = snapshot.version();
-      lastResponse = held;
-      sentNow(all);
-      send(snapshot.wrapped(features.resourceTtl()), List.of(), nonces, out);
-      return;
-    }
-    Set<String> candidates = new LinkedHashSet<>();
-    if (dirtyAll) {
-      candidates.addAll(held.keys());
-      candidates.addAll(subscription.names());
-      if (subscription.isWildcard()) {
-        candidates.addAll(snapshot.resources().keySet());
-      }
-    }
-    candidates.addAll(dirty);
     clearDirty();
-    // Sorted by name: the candidates come in a hash order, and equal states send equal bytes.
-    Map<String, Resource> resources = new java.util.TreeMap<>();
-    List<XdsResource> bodies = new java.util.ArrayList<>();
-    Set<String> removed = new java.util.TreeSet<>();
-    VersionMap.Editor sets = VersionMap.EMPTY.edit();
-    VersionMap.Editor holdsNow = held.edit();
-    for (String key : candidates) {
-      boolean explicit = subscription.isExplicit(key);
-      XdsResource r = explicit ? snapshot.resolve(key)
-          : subscription.isWildcard() ? snapshot.get(key) : null;
-      String holds = held.get(key);
-      boolean answer = mustAnswer.remove(key);
-      if (r != null) {
-        if (!r.version().equals(holds)) {
-          // One entry per name, aliases included; the TTL only for clients that support it.
-          if (resources.putIfAbsent(r.name(), r.wrapped(features.resourceTtl())) == null) {
-            bodies.add(r);
-            if (onSent != null) {
-              onSent.accept(r);
-            }
-          }
-          holdsNow.put(key, r.version());
-          sets.put(key, r.version());
-        }
-      } else if (explicit) {
-        // Spec "Knowing When a Requested Resource Does Not Exist": say so promptly, once.
-        if (!ABSENT.equals(holds)) {
-          if (type == ResourceType.VIRTUAL_HOST) {
-            // An unresolvable VHDS alias is answered with a body-less Resource naming the alias.
-            resources.putIfAbsent(key, Resource.newBuilder().setName(key).addAliases(key).build());
-          } else {
-            removed.add(key);
-          }
-          holdsNow.put(key, ABSENT);
-          sets.put(key, ABSENT);
-        }
-      } else if ((holds != null && !holds.equals(ABSENT)) || answer) {
-        // Deleted, or no longer covered: every stream that had it is told.
-        removed.add(key);
-        holdsNow.remove(key);
-        sets.put(key, ABSENT);
-      }
-    }
-    held = holdsNow.commit(snapshot.versionMap());
-    removed.removeAll(resources.keySet()); // never a name in both lists
-    if (resources.isEmpty() && removed.isEmpty()) {
+    if (diff.isEmpty()) {
       return;
     }
     systemVersion = snapshot.version();
-    lastResponse = sets.commit(snapshot.versionMap());
-    sentNow(bodies);
-    send(resources.values(), removed, nonces, out);
-  }
-
-  /** Emits a response of {@code systemVersion} with a fresh nonce. */
-  private void send(java.util.Collection<Resource> resources, java.util.Collection<String> removed,
-      Supplier<String> nonces, List<Outcome> out) {
-    out.add(new Outcome.Send(type, DeltaDiscoveryResponse.newBuilder()
+    String nonce = record(diff.changed(), versionsOf(diff.changed(), snapshot), diff.gone(),
+        snapshot, nonces);
+    boolean ttl = features.resourceTtl();
+    DeltaDiscoveryResponse.Builder b = DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)
         .setTypeUrl(type.typeUrl())
-        .setNonce(mint(nonces))
-        .addAllResources(resources)
-        .addAllRemovedResources(removed)
-        .build()));
+        .setNonce(nonce);
+    if (diff.changesWhole(snapshot)) {
+      b.addAllResources(snapshot.wrapped(ttl)); // the whole type: one list for every client
+    } else {
+      for (XdsResource r : diff.changed()) {
+        b.addResources(r.wrapped(ttl));
+      }
+    }
+    for (String key : diff.gone()) {
+      if (type == ResourceType.VIRTUAL_HOST && subscription.isExplicit(key)) {
+        // An unresolvable VHDS alias is answered with a body-less Resource naming the alias.
+        b.addResources(Resource.newBuilder().setName(key).addAliases(key));
+      } else {
+        b.addRemovedResources(key);
+      }
+    }
+    out.add(new Outcome.Send(type, b.build()));
   }
 
   /**
-   * The common case at fleet scale, a pure wildcard client (Envoy's CDS and LDS): the same rules as
-   * {@link #respond}, without per-key bookkeeping. When the client ends up holding exactly the
-   * snapshot, it shares the snapshot's version map and its list of wrapped resources.
+   * Whether the client should hold exactly every resource of the type: a wildcard (with no
+   * explicit name that does not exist), or names that are exactly the type's.
    */
-  private void respondWildcard(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
-    boolean all = dirtyAll;
-    java.util.Collection<String> names = all ? snapshot.resources().keySet() : new ArrayList<>(dirty);
-    clearDirty();
-    List<XdsResource> bodies = new ArrayList<>();
-    List<String> removed = new ArrayList<>();
-    Map<String, String> base = held.sharedBase();
-    if (base != null && names.size() >= 64 && !sharing.containsVersion(held, ABSENT)) {
-      // In sync with an earlier snapshot (every wildcard client after a reload): what to send
-      // is the same for all of them, computed once.
-      bodies.addAll(sharing.changedFrom(snapshot, base));
-      removed.addAll(sharing.removedFrom(snapshot, base));
-      names = List.of();
-      all = false;
+  private boolean seesWhole(TypeSnapshot snapshot) {
+    if (!mustAnswer.isEmpty() || type == ResourceType.VIRTUAL_HOST) {
+      return false;
     }
-    for (String n : names) {
-      XdsResource r = snapshot.get(n);
-      String holds = held.get(n);
-      if (r == null) {
-        if (holds != null && !holds.equals(ABSENT)) {
-          removed.add(n); // deleted: every stream that had it is told
+    Set<String> names = subscription.names();
+    return subscription.isWildcard() ? names.isEmpty() || sharing.hasAll(snapshot, names)
+        : !names.isEmpty() && sharing.hasExactly(snapshot, names);
+  }
+
+  /** Every key that could need an answer: all the client holds or subscribes to. */
+  private Set<String> candidates(TypeSnapshot snapshot) {
+    Set<String> keys = held.keys();
+    keys.addAll(subscription.names());
+    if (subscription.isWildcard()) {
+      keys.addAll(snapshot.resources().keySet());
+    }
+    return keys;
+  }
+
+  /** The diff among {@code keys}, applied to {@link #held}. */
+  private Diff diff(java.util.Collection<String> keys, TypeSnapshot snapshot) {
+    Map<String, XdsResource> changed = new java.util.TreeMap<>(); // one entry per name, aliases too
+    Set<String> gone = new java.util.TreeSet<>();
+    VersionMap.Editor holds = held.edit();
+    for (String key : keys) {
+      boolean explicit = subscription.isExplicit(key);
+      XdsResource r = explicit ? snapshot.resolve(key)
+          : subscription.isWildcard() ? snapshot.get(key) : null;
+      String version = held.get(key);
+      boolean mustSay = mustAnswer.remove(key);
+      if (r != null) {
+        if (!r.version().equals(version)) {
+          changed.putIfAbsent(r.name(), r);
+          holds.put(key, r.version());
         }
-      } else if (!r.version().equals(holds)) {
-        bodies.add(r);
-      }
-    }
-    if (all) {
-      held.forEach((n, v) -> {
-        if (snapshot.get(n) == null && !v.equals(ABSENT)) {
-          removed.add(n);
+      } else if (explicit) {
+        // Spec "Knowing When a Requested Resource Does Not Exist": say so promptly, once.
+        if (!ABSENT.equals(version)) {
+          gone.add(key);
+          holds.put(key, ABSENT);
         }
-      });
-    }
-    if (bodies.isEmpty() && removed.isEmpty()) {
-      return;
-    }
-    removed.sort(null); // collected in a hash order; equal states send equal bytes
-    boolean ttl = features.resourceTtl();
-    List<Resource> resources;
-    VersionMap carried;
-    boolean whole = bodies.size() == snapshot.size();
-    if (whole) {
-      resources = snapshot.wrapped(ttl);
-      held = VersionMap.shared(snapshot.versionMap());
-      carried = held;
-    } else {
-      bodies.sort(java.util.Comparator.comparing(XdsResource::name));
-      resources = new ArrayList<>(bodies.size());
-      VersionMap.Editor h = held.edit();
-      VersionMap.Editor c = VersionMap.EMPTY.edit();
-      for (XdsResource r : bodies) {
-        resources.add(r.wrapped(ttl));
-        h.put(r.name(), r.version());
-        c.put(r.name(), r.version());
+      } else if ((version != null && !version.equals(ABSENT)) || mustSay) {
+        // Deleted, or no longer covered: every stream that had it is told.
+        gone.add(key);
+        holds.remove(key);
       }
-      for (String n : removed) {
-        h.remove(n);
-        c.put(n, ABSENT);
-      }
-      held = h.commit(snapshot.versionMap());
-      carried = c.commit();
     }
-    if (whole && !removed.isEmpty()) {
-      VersionMap.Editor c = carried.edit();
-      removed.forEach(n -> c.put(n, ABSENT));
-      carried = c.commit();
-    }
-    if (whole) {
-      sentWhole(snapshot);
-    } else if (onSent != null) {
-      bodies.forEach(onSent);
-    }
-    systemVersion = snapshot.version();
-    lastResponse = carried;
-    sentNow(bodies);
-    send(resources, removed, nonces, out);
+    held = holds.commit(snapshot.versionMap());
+    gone.removeAll(changed.keySet()); // never a name in both lists
+    return new Diff(List.copyOf(changed.values()), List.copyOf(gone));
   }
 
   @Override

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What streams in the same state may share, kept apart from the protocol rules (issue 19): interned
@@ -37,17 +36,11 @@ public abstract class Sharing {
   /** A large request's names (SotW resource_names, a Delta subscribe): as is, or shared. */
   abstract RequestNames request(List<String> requested);
 
-  /** Whether {@code map} holds {@code version} as some name's version. */
-  abstract boolean containsVersion(VersionMap map, String version);
-
   /** Whether every one of {@code names} is a resource of {@code snapshot}. */
   abstract boolean hasAll(TypeSnapshot snapshot, Set<String> names);
 
-  /** {@link TypeSnapshot#changedFrom}: the resources whose version differs from {@code older}. */
-  abstract List<XdsResource> changedFrom(TypeSnapshot snapshot, Map<String, String> older);
-
-  /** {@link TypeSnapshot#removedFrom}: names of {@code older} that are no resources any more. */
-  abstract List<String> removedFrom(TypeSnapshot snapshot, Map<String, String> older);
+  /** {@link Diff#toWhole}: from what a client holds to every resource of {@code snapshot}. */
+  abstract Diff toWhole(VersionMap held, TypeSnapshot snapshot);
 
   /** The warming bookkeeping of clusters just sent (see {@link Warming}). */
   abstract Warming warming(List<XdsResource> clusters, TypeSnapshot endpoints);
@@ -72,23 +65,13 @@ public abstract class Sharing {
     }
 
     @Override
-    boolean containsVersion(VersionMap map, String version) {
-      return map.containsValue(version);
-    }
-
-    @Override
     boolean hasAll(TypeSnapshot snapshot, Set<String> names) {
       return snapshot.hasAll(names);
     }
 
     @Override
-    List<XdsResource> changedFrom(TypeSnapshot snapshot, Map<String, String> older) {
-      return snapshot.changedFrom(older);
-    }
-
-    @Override
-    List<String> removedFrom(TypeSnapshot snapshot, Map<String, String> older) {
-      return snapshot.removedFrom(older);
+    Diff toWhole(VersionMap held, TypeSnapshot snapshot) {
+      return Diff.toWhole(held, snapshot);
     }
 
     @Override
@@ -108,9 +91,6 @@ public abstract class Sharing {
     /** Equal sets → the one shared; weak, so a set no stream uses any more is released. */
     private final Map<Set<String>, WeakReference<Set<String>>> sets = new WeakHashMap<>();
     private final Map<List<String>, WeakReference<RequestNames>> requests = new WeakHashMap<>();
-    /** A snapshot's version map (by identity) → version → whether it holds it. */
-    private final IdentityMemo<Map<String, String>, Map<String, Boolean>> contains =
-        new IdentityMemo<>(4);
     private final IdentityMemo<List<XdsResource>, Warming> warmings = new IdentityMemo<>(2);
 
     @Override
@@ -152,29 +132,16 @@ public abstract class Sharing {
     }
 
     @Override
-    boolean containsVersion(VersionMap map, String version) {
-      Map<String, String> base = map.sharedBase();
-      if (base == null || base.size() < INTERN_FROM) {
-        return map.containsValue(version);
-      }
-      // A snapshot's map, asked by every stream in sync with it: answered once.
-      return contains.computeIfAbsent(base, b -> new ConcurrentHashMap<>())
-          .computeIfAbsent(version, base::containsValue);
-    }
-
-    @Override
     boolean hasAll(TypeSnapshot snapshot, Set<String> names) {
       return names.size() < INTERN_FROM ? snapshot.hasAll(names) : snapshot.memo().hasAll(names);
     }
 
     @Override
-    List<XdsResource> changedFrom(TypeSnapshot snapshot, Map<String, String> older) {
-      return snapshot.memo().changedFrom(older);
-    }
-
-    @Override
-    List<String> removedFrom(TypeSnapshot snapshot, Map<String, String> older) {
-      return snapshot.memo().removedFrom(older);
+    Diff toWhole(VersionMap held, TypeSnapshot snapshot) {
+      // A client in sync with a snapshot holds that snapshot's own map, as every client in sync
+      // does: the diff from it is worked out once. (The empty map too: a first answer.)
+      Map<String, String> base = held.sharedBase();
+      return base == null ? Diff.toWhole(held, snapshot) : snapshot.memo().toWhole(base);
     }
 
     @Override

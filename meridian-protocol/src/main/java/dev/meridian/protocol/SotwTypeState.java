@@ -144,96 +144,100 @@ final class SotwTypeState extends TypeState {
     respondIfIdle(snapshot, nonces, out);
   }
 
+  /**
+   * Spec "Grouping Resources into Responses": a full-state type (Listener, Cluster) is answered with
+   * the complete subscribed state whenever that changed; the others with the resources whose
+   * version the client was not sent. One path for both: work out the diff, then send.
+   */
   @Override
   void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
-    List<XdsResource> resources = new ArrayList<>();
-    List<Any> bodies = null; // shared, when the response is a whole type
-    if (type.fullStateInSotw()) {
-      // Spec "Grouping Resources into Responses": the complete subscribed state, every time.
-      clearDirty();
-      VersionMap view = view(snapshot);
-      if (!owesResponse && sent.sameAs(view.toMap())) {
+    boolean full = type.fullStateInSotw();
+    boolean all = full || dirtyAll;
+    boolean whole = seesWhole(snapshot);
+    Diff diff = all && whole ? sharing.toWhole(sent, snapshot)
+        : diff(all ? candidates(snapshot) : dirty, snapshot);
+    clearDirty();
+    // Spec "Deleting Resources": SotW cannot tell that a resource of a non-full-state type is
+    // gone; it is forgotten, so that a reappearance is sent.
+    sent = all && whole ? VersionMap.shared(snapshot.versionMap()) : sent.with(diff, snapshot);
+    List<XdsResource> resources;
+    if (full) {
+      if (diff.isEmpty() && !owesResponse) {
         return;
       }
-      VersionMap before = sent;
-      boolean whole = view.isShared(snapshot.versionMap());
-      boolean list = !whole || ttlEnabled(); // a whole type goes out as the snapshot's own list
-      if (!list && onSent != null && before.isEmpty()) {
-        sentWhole(snapshot); // the whole type, all new to the client
-      } else if (!list && onSent != null && before.sharedBase() != null) {
-        // In sync with an earlier snapshot, as every client is after a reload: what changed is
-        // the same for all of them, computed once.
-        sentShared(sharing.changedFrom(snapshot, before.sharedBase()));
-      } else if (list || onSent != null) {
-        view.forEach((n, v) -> {
-          XdsResource r = snapshot.get(n);
-          if (list) {
-            resources.add(r);
-          }
-          if (onSent != null && !v.equals(before.get(n))) {
-            onSent.accept(r);
-          }
-        });
-        resources.sort(java.util.Comparator.comparing(XdsResource::name));
-      }
-      if (whole) {
-        bodies = snapshot.anys();
-      }
-      sent = view;
-      lastResponse = view;
-    } else if (dirtyAll && sent.isEmpty() && view(snapshot).isShared(snapshot.versionMap())) {
-      // The first answer to a client that asks for the whole type (every EDS name, say): it is
-      // the snapshot itself, shared, with no per-name bookkeeping.
-      clearDirty();
-      resources.addAll(snapshot.resources().values());
-      sentWhole(snapshot);
-      bodies = snapshot.anys();
-      sent = VersionMap.shared(snapshot.versionMap());
-      lastResponse = sent;
+      resources = whole ? snapshot.list() : resourcesOf(sent, snapshot);
     } else {
-      Collection<String> candidates = dirtyAll ? candidates(snapshot) : new ArrayList<>(dirty);
-      clearDirty();
-      VersionMap.Editor edit = sent.edit();
-      VersionMap.Editor carried = VersionMap.EMPTY.edit();
-      for (String n : candidates) {
-        XdsResource r = subscription.covers(n) ? snapshot.get(n) : null;
-        if (r == null) {
-          // Deleted: SotW cannot say so for this type (spec "Deleting Resources"); forget it so
-          // that a reappearance is sent.
-          edit.remove(n);
-        } else if (!r.version().equals(sent.get(n))) {
-          edit.put(n, r.version());
-          carried.put(n, r.version());
-          resources.add(r);
-          if (onSent != null) {
-            onSent.accept(r);
-          }
-        }
-      }
-      sent = edit.commit(snapshot.versionMap());
-      if (resources.isEmpty()) {
+      if (diff.changed().isEmpty()) {
         return;
       }
-      // In name order: the candidates come in a hash order, and equal states send equal bytes.
-      resources.sort(java.util.Comparator.comparing(XdsResource::name));
-      lastResponse = carried.commit(snapshot.versionMap());
+      resources = diff.changed();
     }
     owesResponse = false;
     sentVersionInfo = versionInfo(snapshot);
+    String nonce = record(diff.changed(), full ? sent : versionsOf(resources, snapshot), List.of(),
+        snapshot, nonces);
     boolean wrap = features.ttlInSotw();
     DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo)
         .setTypeUrl(type.typeUrl())
-        .setNonce(mint(nonces));
-    if (bodies != null && !(wrap && hasTtl(resources))) {
-      b.addAllResources(bodies);
+        .setNonce(nonce);
+    if (resources == snapshot.list() && !(wrap && hasTtl(resources))) {
+      b.addAllResources(snapshot.anys()); // the whole type: one list for every client
     } else {
       for (XdsResource r : resources) {
         b.addResources(r.sotwAny(wrap));
       }
     }
-    sentNow(resources);
     out.add(new Outcome.Send(type, b.build()));
+  }
+
+  /** Among {@code candidates}: what the subscription covers that the client lacks, and what is gone. */
+  private Diff diff(Collection<String> candidates, TypeSnapshot snapshot) {
+    List<XdsResource> changed = new ArrayList<>();
+    List<String> gone = new ArrayList<>();
+    for (String n : candidates) {
+      XdsResource r = subscription.covers(n) ? snapshot.get(n) : null;
+      String held = sent.get(n);
+      if (r == null) {
+        if (held != null) {
+          gone.add(n);
+        }
+      } else if (!r.version().equals(held)) {
+        changed.add(r);
+      }
+    }
+    // In name order: candidates come in a hash order, and equal states send equal bytes.
+    changed.sort(java.util.Comparator.comparing(XdsResource::name));
+    gone.sort(null);
+    return new Diff(changed, gone);
+  }
+
+  /** A wildcard sees every resource of the type; so do names that are exactly the type's. */
+  private boolean seesWhole(TypeSnapshot snapshot) {
+    return subscription.isWildcard() || sharing.hasExactly(snapshot, subscription.names());
+  }
+
+  /** What the client should hold: the existing resources its subscription covers. */
+  private VersionMap view(TypeSnapshot snapshot) {
+    if (seesWhole(snapshot)) {
+      return VersionMap.shared(snapshot.versionMap());
+    }
+    VersionMap.Editor view = VersionMap.EMPTY.edit();
+    for (String n : subscription.names()) {
+      XdsResource r = snapshot.get(n);
+      if (r != null) {
+        view.put(n, r.version());
+      }
+    }
+    return view.commit(snapshot.versionMap());
+  }
+
+  /** The resources of {@code view}'s names, in name order. */
+  private static List<XdsResource> resourcesOf(VersionMap view, TypeSnapshot snapshot) {
+    List<XdsResource> list = new ArrayList<>(view.size());
+    view.forEach((n, v) -> list.add(snapshot.get(n)));
+    list.sort(java.util.Comparator.comparing(XdsResource::name));
+    return list;
   }
 
   private static boolean hasTtl(List<XdsResource> resources) {
@@ -265,26 +269,6 @@ final class SotwTypeState extends TypeState {
     }
     names.addAll(subscription.names());
     return names;
-  }
-
-  /** The existing resources this subscription covers, as name → version. */
-  private VersionMap view(TypeSnapshot snapshot) {
-    Set<String> names = subscription.names();
-    if (subscription.isWildcard() ? sharing.hasAll(snapshot, names)
-        : sharing.hasExactly(snapshot, names)) {
-      return VersionMap.shared(snapshot.versionMap()); // the whole type (O(1) for shared sets)
-    }
-    VersionMap.Editor view = VersionMap.EMPTY.edit();
-    if (subscription.isWildcard()) {
-      snapshot.resources().forEach((n, r) -> view.put(n, r.version()));
-    }
-    for (String n : subscription.names()) {
-      XdsResource r = snapshot.get(n);
-      if (r != null) {
-        view.put(n, r.version());
-      }
-    }
-    return view.commit(snapshot.versionMap());
   }
 
   // --- read-only views for status reporting ---

@@ -17,6 +17,8 @@ public final class TypeSnapshot {
   private final Map<String, XdsResource> byAlias;
   /** The same resources hashed by name: lookups on the fan-out path need no string compares. */
   private final Map<String, XdsResource> byName;
+  /** The resources in name order: a whole-type answer, the same list for every client. */
+  private final List<XdsResource> list;
 
   private TypeSnapshot(SortedMap<String, XdsResource> resources) {
     this.resources = Collections.unmodifiableSortedMap(resources);
@@ -28,6 +30,7 @@ public final class TypeSnapshot {
     }
     this.byAlias = aliases.isEmpty() ? Map.of() : aliases;
     this.byName = new java.util.HashMap<>(resources);
+    this.list = List.copyOf(resources.values());
     TreeMap<String, String> versions = new TreeMap<>();
     resources.forEach((n, r) -> versions.put(n, r.version()));
     this.version = Versions.ofView(versions);
@@ -72,6 +75,11 @@ public final class TypeSnapshot {
   public XdsResource resolve(String nameOrAlias) {
     XdsResource r = resources.get(nameOrAlias);
     return r != null ? r : byAlias.get(nameOrAlias);
+  }
+
+  /** Every resource in name order (one list, built once). */
+  public List<XdsResource> list() {
+    return list;
   }
 
   public SortedMap<String, XdsResource> resources() {
@@ -126,17 +134,6 @@ public final class TypeSnapshot {
     return names.size() <= byName.size() && byName.keySet().containsAll(names);
   }
 
-  /** The resources whose version differs from {@code older} (name → version), in name order. */
-  public List<XdsResource> changedFrom(Map<String, String> older) {
-    return resources.values().stream().filter(r -> !r.version().equals(older.get(r.name())))
-        .toList();
-  }
-
-  /** Names of {@code older} (name → version) that are not resources here, in order. */
-  public List<String> removedFrom(Map<String, String> older) {
-    return older.keySet().stream().filter(n -> !byName.containsKey(n)).sorted().toList();
-  }
-
   /** Whether {@code names} are exactly this snapshot's resource names. */
   public boolean hasExactly(Set<String> names) {
     return names.size() == byName.size() && hasAll(names);
@@ -156,21 +153,16 @@ public final class TypeSnapshot {
   /** See {@link #memo()}. Keyed by identity: the questions are asked about shared objects. */
   final class Memo {
     private final IdentityMemo<Set<String>, Boolean> hasAll = new IdentityMemo<>(4);
-    private final IdentityMemo<Map<String, String>, List<XdsResource>> changedFrom =
-        new IdentityMemo<>(2);
-    private final IdentityMemo<Map<String, String>, List<String>> removedFrom =
-        new IdentityMemo<>(2);
+    private final IdentityMemo<Map<String, String>, Diff> toWhole = new IdentityMemo<>(2);
 
     boolean hasAll(Set<String> names) {
       return names.size() <= size() && hasAll.computeIfAbsent(names, TypeSnapshot.this::hasAll);
     }
 
-    List<XdsResource> changedFrom(Map<String, String> older) {
-      return changedFrom.computeIfAbsent(older, TypeSnapshot.this::changedFrom);
-    }
-
-    List<String> removedFrom(Map<String, String> older) {
-      return removedFrom.computeIfAbsent(older, TypeSnapshot.this::removedFrom);
+    /** {@link Diff#toWhole} from {@code held}, a version map shared by many clients. */
+    Diff toWhole(Map<String, String> held) {
+      return toWhole.computeIfAbsent(held,
+          h -> Diff.toWhole(VersionMap.shared(h), TypeSnapshot.this));
     }
   }
 

@@ -26,38 +26,19 @@ abstract class TypeState {
   boolean awaitingAck;
   String ackedVersion = "";
   Nack lastNack;
-  /** Marks a removal in {@link #lastResponse}. */
-  static final String REMOVED = "";
-  /** key → version the client ACKed: what it is known to run (for admin and CSDS). */
+  /** key → version the client ACKed: what it is known to run (make-before-break, admin, CSDS). */
   VersionMap acked = VersionMap.EMPTY;
-  /** key → version carried by the latest response (REMOVED for removals); in flight or NACKed. */
+  /** key → version of the resources in the latest response; in flight, ACKed or NACKed. */
   VersionMap lastResponse = VersionMap.EMPTY;
+  /** Keys the latest response removed (Delta removed_resources). */
+  List<String> lastRemoved = List.of();
   /** ADS sequencing (see XdsStream): whether this type may respond now. */
   java.util.function.Predicate<ResourceType> gate = t -> true;
-  /** Told of each resource sent with a version new to the client (warming, sequencing). */
-  java.util.function.Consumer<XdsResource> onSent; // null: nobody needs to know
-  /** Instead of {@link #onSent} per resource, when a response carried a whole snapshot. */
-  java.util.function.Consumer<TypeSnapshot> onSentWhole; // null: onSent for each
-  /** Instead of {@link #onSent} per resource, for a list of them shared by many streams. */
-  java.util.function.Consumer<List<XdsResource>> onSentShared; // null: onSent for each
-
-  /** Reports a response that carried all of {@code snapshot}, each resource new to the client. */
-  final void sentWhole(TypeSnapshot snapshot) {
-    if (onSentWhole != null) {
-      onSentWhole.accept(snapshot);
-    } else if (onSent != null) {
-      snapshot.resources().values().forEach(onSent);
-    }
-  }
-
-  /** Reports resources (a list other streams share) sent with versions new to the client. */
-  final void sentShared(List<XdsResource> resources) {
-    if (onSentShared != null) {
-      onSentShared.accept(resources);
-    } else if (onSent != null) {
-      resources.forEach(onSent);
-    }
-  }
+  /**
+   * Told of every response's resources that are new to the client, and of the snapshot they came
+   * from (warming, sequencing). Null: nobody needs to know.
+   */
+  java.util.function.BiConsumer<List<XdsResource>, TypeSnapshot> onSent;
   /** Removed resources still presented as present until routes stopped using them (ADS). */
   final java.util.Map<String, XdsResource> lingering = new java.util.HashMap<>();
   /** Names to resend on the client's next request even if unchanged (spec "Resource warming"). */
@@ -92,24 +73,7 @@ abstract class TypeState {
       out.add(new Outcome.Nacked(lastNack));
     } else {
       ackedVersion = sentVersion;
-      if (replacesState()) {
-        acked = lastResponse; // a full-state response replaces everything the client held
-      } else if (acked.isEmpty() && !sharing.containsVersion(lastResponse, REMOVED)) {
-        acked = lastResponse; // the first ACK: the client runs exactly what it was sent (shared)
-      } else if (lastResponse.sharedBase() != null && acked.size() <= lastResponse.size()
-          && !sharing.containsVersion(lastResponse, REMOVED) && acked.allKeys(lastResponse::containsKey)) {
-        acked = lastResponse; // the response was a whole type covering all it held: shared
-      } else {
-        VersionMap.Editor edit = acked.edit();
-        lastResponse.forEach((k, v) -> {
-          if (v.equals(REMOVED)) {
-            edit.remove(k);
-          } else {
-            edit.put(k, v);
-          }
-        });
-        acked = edit.commit(lastResponse.sharedBase());
-      }
+      acked = replacesState() ? lastResponse : acked.merge(lastResponse, lastRemoved);
       out.add(new Outcome.Ack(type, sentVersion, nonce));
     }
     return true;
@@ -252,7 +216,11 @@ abstract class TypeState {
       XdsResource r = snapshot.get(e.getKey());
       String held = holds.get(e.getKey());
       if (held == null && r != null && !r.aliases().isEmpty()) {
-        held = sharing.containsVersion(holds, r.version()) ? r.version() : null; // held by alias (VHDS)
+        for (String alias : r.aliases()) { // VHDS: held by an alias it was subscribed by
+          if (r.version().equals(holds.get(alias))) {
+            held = r.version();
+          }
+        }
       }
       if (r == null || r.ttl() == null || !r.version().equals(held)) {
         it.remove(); // gone, no TTL any more, or not what the client holds: nothing to keep alive
@@ -273,6 +241,34 @@ abstract class TypeState {
   /** Emits one response that only refreshes the TTLs of {@code due}. */
   abstract void heartbeat(List<XdsResource> due, Supplier<String> nonces, List<Outcome> out);
 
+  /**
+   * Records a response before it goes out: what it carries, for the ACK to settle ({@code carried}
+   * key → version, {@code removed} keys); which of its resources are new to the client. Returns
+   * its nonce.
+   */
+  final String record(List<XdsResource> fresh, VersionMap carried, List<String> removed,
+      TypeSnapshot snapshot, Supplier<String> nonces) {
+    lastResponse = carried;
+    lastRemoved = removed;
+    if (onSent != null && !fresh.isEmpty()) {
+      onSent.accept(fresh, snapshot);
+    }
+    sentNow(fresh);
+    return mint(nonces);
+  }
+
+  /** name → version of {@code resources}: the snapshot's own map when they are all of it. */
+  static VersionMap versionsOf(List<XdsResource> resources, TypeSnapshot snapshot) {
+    if (resources == snapshot.list()) {
+      return VersionMap.shared(snapshot.versionMap());
+    }
+    VersionMap.Editor e = VersionMap.EMPTY.edit();
+    for (XdsResource r : resources) {
+      e.put(r.name(), r.version());
+    }
+    return e.commit(snapshot.versionMap());
+  }
+
   /** Marks a response as sent under a fresh nonce. */
   final String mint(Supplier<String> nonces) {
     String nonce = nonces.get();
@@ -281,23 +277,12 @@ abstract class TypeState {
     return nonce;
   }
 
-  /** Adds names to send; into a new set when none are pending (see clearDirty). */
   final void markDirty(java.util.Collection<String> names) {
-    if (dirty.isEmpty()) {
-      dirty = new HashSet<>(names);
-    } else {
-      dirty.addAll(names);
-    }
+    dirty.addAll(names);
   }
 
   final void clearDirty() {
-    // Dropped, not cleared. A cleared HashSet keeps its table: after a change of 10,000 names that
-    // is 64 KiB per stream and type for the rest of the stream's life. And this state lives long
-    // while pushes are brief: names added into an old table dirty a card that G1 must refine, per
-    // stream and push; a new set is young, and the next push starts one anyway (markDirty).
-    if (!dirty.isEmpty()) {
-      dirty = new HashSet<>();
-    }
+    dirty = new HashSet<>(); // not clear(): a cleared set keeps the table a large change grew
     dirtyAll = false;
   }
 

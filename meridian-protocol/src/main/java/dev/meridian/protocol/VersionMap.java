@@ -48,16 +48,6 @@ final class VersionMap {
     return get(name) != null;
   }
 
-  /** Whether some name has {@code version} (a scan; {@link Sharing} remembers shared answers). */
-  boolean containsValue(String version) {
-    if (overlay.isEmpty()) {
-      return base.containsValue(version);
-    }
-    boolean[] found = {false};
-    forEach((n, v) -> found[0] |= v.equals(version));
-    return found[0];
-  }
-
   /** Whether every key satisfies {@code test} (stops at the first that does not). */
   boolean allKeys(java.util.function.Predicate<String> test) {
     for (Map.Entry<String, String> e : base.entrySet()) {
@@ -140,6 +130,33 @@ final class VersionMap {
       }
     });
     return same[0];
+  }
+
+  /**
+   * This map with {@code puts} put and {@code removes} removed (what a client runs once it ACKs a
+   * response). When the response covered every key held, the result is {@code puts} itself.
+   */
+  VersionMap merge(VersionMap puts, java.util.List<String> removes) {
+    if (removes.isEmpty() && puts.size() >= size && allKeys(puts::containsKey)) {
+      return puts;
+    }
+    Editor e = edit();
+    puts.forEach(e::put);
+    removes.forEach(e::remove);
+    return e.commit(puts.sharedBase());
+  }
+
+  /** This map with {@code diff} applied: its changed resources put, its gone names removed. */
+  VersionMap with(Diff diff, TypeSnapshot snapshot) {
+    if (diff.isEmpty()) {
+      return this;
+    }
+    Editor e = edit();
+    for (XdsResource r : diff.changed()) {
+      e.put(r.name(), r.version());
+    }
+    diff.gone().forEach(e::remove);
+    return e.commit(snapshot.versionMap());
   }
 
   Editor edit() {

@@ -111,12 +111,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
           type.typeUrl() + " is served only over Incremental xDS (DeltaVirtualHosts or Delta ADS)");
     }
     S state = states.computeIfAbsent(type, this::create);
-    Snapshot current = config.snapshot(group);
-    if (current != applied) {
-      // Stored only when it changed: an ACK would otherwise dirty this long-lived object's card,
-      // which G1 then refines, at every stream after every push.
-      applied = current;
-    }
+    applied = config.snapshot(group);
     handle(state, req, state.withLingering(applied.get(type)), out);
     pump(out);
     return out;
@@ -127,16 +122,11 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     if (isAds() && CHAIN.contains(type)) {
       state.gate = this::mayRespond;
       if (type == ResourceType.CLUSTER) {
-        state.onSent = this::clusterSent;
-        state.onSentShared = this::clustersSent;
-        state.onSentWhole = s -> clustersSent(sharing.changedFrom(s, Map.of()));
+        state.onSent = this::clustersSent;
       } else if (type == ResourceType.ENDPOINT) {
-        state.onSent = r -> awaitedEndpoints.remove(r.name());
-        // Every endpoint set went out: nothing awaited is missing (names that no longer exist
-        // are dropped by awaitingEndpoints anyway).
-        state.onSentWhole = s -> awaitedEndpoints.clear();
+        state.onSent = this::endpointsSent;
       } else if (type == ResourceType.LISTENER) {
-        state.onSent = this::listenerSent;
+        state.onSent = this::listenersSent;
       }
     }
     return state;
@@ -207,33 +197,13 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     return warm ? null : cla;
   }
 
-  /** A cluster went out: its endpoints are resent when asked, and awaited before routes if cold. */
-  private void clusterSent(XdsResource r) {
-    S eds = states.get(ResourceType.ENDPOINT);
-    if (eds == null) {
-      return; // no endpoints on this stream (yet): nothing to warm
-    }
-    String cla = edsServiceName(r);
-    if (cla == null) {
-      return;
-    }
-    eds.resendOnAsk.add(cla);
-    String awaited = awaitedFor(r, states.get(ResourceType.CLUSTER).acked, eds.subscription,
-        applied.get(ResourceType.ENDPOINT));
-    if (awaited != null) {
-      if (awaitedEndpoints.isEmpty()) {
-        awaitedSince = clock.instant();
-      }
-      awaitedEndpoints.add(awaited);
-    }
-  }
-
   /**
-   * Many clusters went out in a list other streams share (after a reload, every stream in sync
-   * sends the same changed clusters): the same as {@link #clusterSent} for each. An interning
-   * {@link Sharing} works it out once for the streams in the same state.
+   * Clusters went out: their endpoints are resent when asked, and awaited before routes where the
+   * client does not run them warm ({@link #awaitedFor}). After a reload every stream in sync sends
+   * the same list of changed clusters; an interning {@link Sharing} works this out once for the
+   * streams in the same state.
    */
-  private void clustersSent(List<XdsResource> clusters) {
+  private void clustersSent(List<XdsResource> clusters, TypeSnapshot snapshot) {
     S eds = states.get(ResourceType.ENDPOINT);
     if (eds == null) {
       return;
@@ -259,11 +229,22 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
         : c.getEdsClusterConfig().getServiceName();
   }
 
-  /** A listener went out: its RDS route configurations are resent when asked. */
-  private void listenerSent(XdsResource r) {
+  /** Listeners went out: their RDS route configurations are resent when asked. */
+  private void listenersSent(List<XdsResource> listeners, TypeSnapshot snapshot) {
     S rds = states.get(ResourceType.ROUTE);
     if (rds != null) {
-      rds.resendOnAsk.addAll(RdsNames.of((io.envoyproxy.envoy.config.listener.v3.Listener) r.message()));
+      for (XdsResource r : listeners) {
+        rds.resendOnAsk.addAll(RdsNames.of((io.envoyproxy.envoy.config.listener.v3.Listener) r.message()));
+      }
+    }
+  }
+
+  /** Endpoint sets went out: those awaited are no longer (every one, when all of them went out). */
+  private void endpointsSent(List<XdsResource> endpoints, TypeSnapshot snapshot) {
+    if (endpoints.size() == snapshot.size()) {
+      awaitedEndpoints.clear();
+    } else {
+      endpoints.forEach(r -> awaitedEndpoints.remove(r.name()));
     }
   }
 
@@ -535,9 +516,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       Map<String, String> lastResponseVersions) {}
 
   private static Map<String, String> lastResponse(TypeState s) {
-    Map<String, String> m = new java.util.TreeMap<>(s.lastResponse.toMap());
-    m.values().removeIf(TypeState.REMOVED::equals);
-    return m;
+    return new java.util.TreeMap<>(s.lastResponse.toMap());
   }
 
   public final List<TypeStatus> status() {
