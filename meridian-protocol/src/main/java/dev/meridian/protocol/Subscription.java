@@ -124,7 +124,7 @@ public final class Subscription {
     int i = 0;
     for (String n : requested) {
       String before = last.get(i++);
-      if (before != n && !before.equals(n)) {
+      if (!before.equals(n)) {
         return false;
       }
     }

@@ -409,9 +409,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     for (S s : states.values()) {
       Interest.Names n = types.get(s.type);
-      // Subscriptions replace their (immutable) name set on change: a reference compare suffices.
       if (n == null || n.wildcard() != s.subscription.isWildcard()
-          || n.names() != s.subscription.names()) {
+          || !n.names().equals(s.subscription.names())) {
         return false;
       }
     }
