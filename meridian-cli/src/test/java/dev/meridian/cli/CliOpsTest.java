@@ -1,16 +1,15 @@
 package dev.meridian.cli;
 
+import static dev.meridian.protocol.ResourceType.CLUSTER;
+import static dev.meridian.protocol.ResourceType.LISTENER;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.rpc.Status;
 import dev.meridian.server.MeridianServer;
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.core.v3.Node;
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
@@ -20,9 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,8 +28,6 @@ import picocli.CommandLine;
 
 /** {@code meridian status} against a live server, and {@code meridian serve} under SIGTERM. */
 class CliOpsTest {
-  static final String CDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster";
-  static final String LDS = "type.googleapis.com/envoy.config.listener.v3.Listener";
   static final String CONFIG = """
       resources:
         - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
@@ -46,36 +40,10 @@ class CliOpsTest {
 
   @TempDir Path dir;
 
-  /** A raw ADS client on its own channel. */
-  static final class Ads implements AutoCloseable {
-    final ManagedChannel channel;
-    final BlockingQueue<DiscoveryResponse> responses = new LinkedBlockingQueue<>();
-    final CompletableFuture<io.grpc.Status> closed = new CompletableFuture<>();
-    final StreamObserver<DiscoveryRequest> requests;
-
-    Ads(int port) {
-      channel = ManagedChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
-      requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(
-          new StreamObserver<>() {
-            @Override public void onNext(DiscoveryResponse r) {
-              responses.add(r);
-            }
-
-            @Override public void onError(Throwable t) {
-              closed.complete(io.grpc.Status.fromThrowable(t));
-            }
-
-            @Override public void onCompleted() {
-              closed.complete(io.grpc.Status.OK);
-            }
-          });
-    }
-
-    DiscoveryResponse request(DiscoveryRequest r) throws InterruptedException {
-      requests.onNext(r);
-      DiscoveryResponse got = responses.poll(10, TimeUnit.SECONDS);
-      assertThat(got).isNotNull();
-      return got;
+  /** A plaintext channel to 127.0.0.1:{@code port}, shut down on close. */
+  private record Loopback(ManagedChannel channel) implements AutoCloseable {
+    Loopback(int port) {
+      this(ManagedChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build());
     }
 
     @Override
@@ -98,15 +66,13 @@ class CliOpsTest {
     Files.writeString(file, CONFIG);
     try (MeridianServer server = new MeridianServer(
             new MeridianServer.Options(file, "127.0.0.1", 0, 0, 50)).start();
-        Ads ads = new Ads(server.xdsPort())) {
-      DiscoveryResponse cds = ads.request(DiscoveryRequest.newBuilder().setTypeUrl(CDS)
-          .setNode(Node.newBuilder().setId("envoy-a").setCluster("edge")).build());
-      ads.requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(CDS)
-          .setVersionInfo(cds.getVersionInfo()).setResponseNonce(cds.getNonce()).build());
-      DiscoveryResponse lds = ads.request(DiscoveryRequest.newBuilder().setTypeUrl(LDS).build());
-      ads.requests.onNext(DiscoveryRequest.newBuilder().setTypeUrl(LDS)
-          .setResponseNonce(lds.getNonce())
-          .setErrorDetail(Status.newBuilder().setCode(3).setMessage("bad listener")).build());
+        Loopback xds = new Loopback(server.xdsPort())) {
+      RawXdsClient.Sotw ads = RawXdsClient.sotwAds(xds.channel(),
+          Node.newBuilder().setId("envoy-a").setCluster("edge").build());
+      DiscoveryResponse cds = ads.subscribe(CLUSTER);
+      ads.ack(cds);
+      DiscoveryResponse lds = ads.subscribe(LISTENER);
+      ads.nack(lds, "", "bad listener");
 
       String server_ = "127.0.0.1:" + server.xdsPort();
       String[] r = new String[3];
@@ -170,13 +136,13 @@ class CliOpsTest {
         }
       }
       assertThat(port).as(String.join("\n", output)).isPositive();
-      try (Ads ads = new Ads(port)) {
-        ads.request(DiscoveryRequest.newBuilder().setTypeUrl(CDS)
-            .setNode(Node.newBuilder().setId("envoy-a")).build());
+      try (Loopback xds = new Loopback(port)) {
+        RawXdsClient.Sotw ads = RawXdsClient.sotwAds(xds.channel(), "envoy-a");
+        ads.subscribe(CLUSTER);
         // SIGTERM, as an orchestrator sends it (Process.destroy() would also close our pipes).
         assertThat(new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start()
             .waitFor()).isZero();
-        assertThat(ads.closed.get(10, TimeUnit.SECONDS).getCode())
+        assertThat(ads.closed().get(10, TimeUnit.SECONDS).getCode())
             .isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
       }
       assertThat(p.waitFor(15, TimeUnit.SECONDS)).isTrue();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.meridian.server.MeridianServer;
+import dev.meridian.testing.ConfigFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -150,10 +151,7 @@ class ClientCommandsTest {
         .execute("--server", addr(), "--type", "clusters", "-o", "json"));
     await(() -> lines().size() >= 1);
     String changed = Files.readString(config).replace("connect_timeout: 1s", "connect_timeout: 3s");
-    Path tmp = dir.resolve("tmp.yaml");
-    Files.writeString(tmp, changed);
-    Files.move(tmp, config, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(config, changed);
     await(() -> lines().size() >= 2);
     watch.stop.countDown();
     assertThat(rc.get(10, java.util.concurrent.TimeUnit.SECONDS)).isZero();

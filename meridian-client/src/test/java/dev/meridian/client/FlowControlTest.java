@@ -9,6 +9,7 @@ import com.google.protobuf.util.JsonFormat;
 import com.sun.net.httpserver.HttpServer;
 import dev.meridian.protocol.EnvoyTypeRegistry;
 import dev.meridian.protocol.ResourceType;
+import dev.meridian.testing.ConfigFiles;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
@@ -28,7 +29,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -441,9 +441,7 @@ class FlowControlTest {
 
     call.request(1);
     Await.until("version 1", () -> got.size() == 1);
-    Path tmp = dir.resolve(".clusters.json.tmp");
-    Files.writeString(tmp, json(clusters("2", "a", "b")));
-    Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(file, json(clusters("2", "a", "b")));
     call.request(1);
     Await.until("version 2", () -> got.size() == 2);
     assertThat(got).extracting(DiscoveryResponse::getVersionInfo).containsExactly("1", "2");

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.server.MeridianServer;
+import dev.meridian.testing.ConfigFiles;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -56,9 +56,7 @@ class MeridianServerInteropTest {
     String yaml = Files.readString(config);
     int start = yaml.indexOf("  - \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster\n    name: greeter-v2");
     int end = yaml.indexOf("  - \"@type\"", start + 10);
-    Path tmp = dir.resolve("tmp.yaml");
-    Files.writeString(tmp, yaml.substring(0, start) + yaml.substring(end));
-    Files.move(tmp, config, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(config, yaml.substring(0, start) + yaml.substring(end));
     Await.until("greeter-v2 deleted", () -> !clusters.latest.containsKey("greeter-v2"));
     assertThat(clusters.latest).containsOnlyKeys("greeter-v1");
   }

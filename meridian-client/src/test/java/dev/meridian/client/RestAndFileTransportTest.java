@@ -9,6 +9,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.meridian.protocol.EnvoyTypeRegistry;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.server.MeridianServer;
+import dev.meridian.testing.ConfigFiles;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
@@ -58,9 +59,7 @@ class RestAndFileTransportTest {
   }
 
   void replace(Path target, String content) throws Exception {
-    Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
-    Files.writeString(tmp, content);
-    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(target, content);
   }
 
   @Test

@@ -3,10 +3,10 @@ package dev.meridian.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.server.MeridianServer;
+import dev.meridian.testing.ConfigFiles;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,9 +54,7 @@ class XdsResolverTest {
 
       // The table is swapped on change: drop the 20% split.
       String yaml = Files.readString(config).replace("- { name: greeter-v2, weight: 20 }", "");
-      Path tmp = dir.resolve("tmp.yaml");
-      Files.writeString(tmp, yaml);
-      Files.move(tmp, config, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      ConfigFiles.replaceByRename(config, yaml);
       Await.until("the new split", () -> r.current().resolve("http", "/a.B/C", Map.of(), () -> 0.99)
           .clusters().size() == 1);
       assertThat(t.resolve("http", "/a.B/C", Map.of(), () -> 0.99).clusters()).hasSize(2); // immutable

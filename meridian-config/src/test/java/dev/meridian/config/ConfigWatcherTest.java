@@ -4,10 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
+import dev.meridian.testing.ConfigFiles;
+import dev.meridian.testing.InPlaceWriter;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -21,7 +20,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -98,74 +96,6 @@ class ConfigWatcherTest {
 
   static Set<String> clusters(ServedConfig c) {
     return new TreeSet<>(c.defaults().get(ResourceType.CLUSTER).resources().keySet());
-  }
-
-  /** How a tool rewrites a file in place. */
-  enum Writer {
-    /** Truncate and write at once ({@code Files.writeString}, {@code echo ... > file}). */
-    FAST,
-    /** Truncate, then 10 writes 20 ms apart (a tool that renders and writes as it goes). */
-    SLOW,
-    /**
-     * {@code render > file}: the shell truncates, the program writes it all 300 ms later. The
-     * empty file outlasts the quiet period; the emptying guard is what keeps it from clients.
-     */
-    REDIRECTED;
-
-    void write(Path file, String text) throws IOException {
-      if (this == FAST) {
-        Files.writeString(file, text);
-        return;
-      }
-      if (this == REDIRECTED) {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING)) {
-          pace(TimeUnit.MILLISECONDS.toNanos(300));
-          ByteBuffer all = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
-          while (all.hasRemaining()) {
-            ch.write(all);
-          }
-        }
-        return;
-      }
-      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE,
-          StandardOpenOption.TRUNCATE_EXISTING)) {
-        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        List<Integer> cuts = cuts(text, 10);
-        int from = 0;
-        for (int cut : cuts) {
-          ByteBuffer piece = ByteBuffer.wrap(bytes, from, cut - from);
-          while (piece.hasRemaining()) {
-            ch.write(piece);
-          }
-          from = cut;
-          if (cut < bytes.length) {
-            pace(TimeUnit.MILLISECONDS.toNanos(20));
-          }
-        }
-      }
-    }
-
-    /** Ends of {@code n} pieces at line ends: every prefix written is valid YAML. */
-    static List<Integer> cuts(String text, int n) {
-      List<Integer> cuts = new ArrayList<>();
-      for (int i = 1; i < n; i++) {
-        int at = text.indexOf('\n', text.length() * i / n);
-        if (at >= 0 && (cuts.isEmpty() || at + 1 > cuts.get(cuts.size() - 1))) {
-          cuts.add(at + 1);
-        }
-      }
-      cuts.add(text.length()); // ASCII: chars are bytes
-      return cuts;
-    }
-
-    /** The writer's own pace (the behaviour under test, not a wait for a condition). */
-    static void pace(long nanos) {
-      long until = System.nanoTime() + nanos;
-      for (long left = nanos; left > 0; left = until - System.nanoTime()) {
-        LockSupport.parkNanos(left);
-      }
-    }
   }
 
   /** A single config file, or one file of a config directory (beside one that never changes). */
@@ -246,12 +176,12 @@ class ConfigWatcherTest {
 
   static Stream<Arguments> rewrites() {
     return Stream.of(
-        Arguments.of(Writer.FAST, Layout.FILE, 30),
-        Arguments.of(Writer.SLOW, Layout.FILE, 30),
-        Arguments.of(Writer.REDIRECTED, Layout.FILE, 10),
-        Arguments.of(Writer.FAST, Layout.DIRECTORY, 20),
-        Arguments.of(Writer.SLOW, Layout.DIRECTORY, 20),
-        Arguments.of(Writer.REDIRECTED, Layout.DIRECTORY, 6));
+        Arguments.of(InPlaceWriter.FAST, Layout.FILE, 30),
+        Arguments.of(InPlaceWriter.SLOW, Layout.FILE, 30),
+        Arguments.of(InPlaceWriter.REDIRECTED, Layout.FILE, 10),
+        Arguments.of(InPlaceWriter.FAST, Layout.DIRECTORY, 20),
+        Arguments.of(InPlaceWriter.SLOW, Layout.DIRECTORY, 20),
+        Arguments.of(InPlaceWriter.REDIRECTED, Layout.DIRECTORY, 6));
   }
 
   /**
@@ -262,7 +192,7 @@ class ConfigWatcherTest {
   @ParameterizedTest(name = "{0} writer, {1}, {2} rewrites")
   @MethodSource("rewrites")
   @Timeout(value = 120)
-  void inPlaceRewritesAreNeverAppliedHalfWritten(Writer writer, Layout layout, int rewrites)
+  void inPlaceRewritesAreNeverAppliedHalfWritten(InPlaceWriter writer, Layout layout, int rewrites)
       throws Exception {
     Path watched = layout.create(dir, version("only-a"));
     watch(watched);
@@ -300,10 +230,7 @@ class ConfigWatcherTest {
     Path edited = layout.edited(watched);
     for (int i = 0; i < 5; i++) {
       String own = "renamed-" + i;
-      Path tmp = edited.resolveSibling("." + edited.getFileName() + ".tmp");
-      Files.writeString(tmp, version(own));
-      long renamed = System.nanoTime();
-      Files.move(tmp, edited, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      long renamed = ConfigFiles.replaceByRename(edited, version(own));
       awaitApplied(with(common(layout), own), common(layout), "rename " + i);
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - renamed);
       assertThat(millis).as("rename %d reloaded after %d ms", i, millis).isLessThan(1000);
@@ -319,7 +246,7 @@ class ConfigWatcherTest {
     Path file = Layout.FILE.create(dir, version("only-a"));
     ConfigWatcher w = watchByHand(file);
     String next = version("only-b");
-    String half = next.substring(0, Writer.cuts(next, 2).get(0)); // valid YAML, half the clusters
+    String half = next.substring(0, InPlaceWriter.cuts(next, 2).get(0)); // valid YAML, half the clusters
     Files.writeString(file, half);
     assertThat(w.check(0)).isEqualTo(Q);
     assertThat(w.check(Q / 2)).as("woken early: still settling").isEqualTo(Q);
@@ -341,9 +268,7 @@ class ConfigWatcherTest {
     ConfigWatcher w = watchByHand(file);
     w.sawWriteInPlace(); // a late event of the write already loaded: nothing changed since
     assertThat(w.check(0)).isEqualTo(ConfigWatcher.IDLE);
-    Path tmp = dir.resolve(".config.yaml.tmp");
-    Files.writeString(tmp, version("only-b"));
-    Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(file, version("only-b"));
     assertThat(w.check(SECOND)).isEqualTo(SECOND + R);
     assertThat(w.check(SECOND + R)).isEqualTo(ConfigWatcher.IDLE);
     assertThat(applied).singleElement().satisfies(c ->
@@ -360,7 +285,7 @@ class ConfigWatcherTest {
     ConfigWatcher w = watchByHand(file);
     Files.move(file, dir.resolve("config.yaml~")); // keeps the old inode: the new file has its own
     String next = version("only-b");
-    int half = Writer.cuts(next, 2).get(0);
+    int half = InPlaceWriter.cuts(next, 2).get(0);
     Files.writeString(file, next.substring(0, half));
     assertThat(w.check(0)).as("a new file, no event seen yet").isEqualTo(R);
     Files.writeString(file, next.substring(half), StandardOpenOption.APPEND);

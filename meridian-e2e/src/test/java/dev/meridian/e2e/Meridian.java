@@ -1,11 +1,10 @@
 package dev.meridian.e2e;
 
 import dev.meridian.server.MeridianServer;
+import dev.meridian.testing.ConfigFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
@@ -38,9 +37,7 @@ final class Meridian implements AutoCloseable {
   /** Replaces the config file atomically, as editors and config management tools do. */
   void write(Config config) {
     try {
-      Path tmp = file.resolveSibling(".meridian.yaml.tmp");
-      Files.writeString(tmp, config.render());
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      ConfigFiles.replaceByRename(file, config.render());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

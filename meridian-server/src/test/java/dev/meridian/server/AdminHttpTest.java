@@ -1,14 +1,16 @@
 package dev.meridian.server;
 
+import static dev.meridian.protocol.ResourceType.CLUSTER;
+import static dev.meridian.protocol.ResourceType.ENDPOINT;
+import static dev.meridian.protocol.ResourceType.LISTENER;
 import static dev.meridian.server.OpsFixture.CDS;
-import static dev.meridian.server.OpsFixture.EDS;
-import static dev.meridian.server.OpsFixture.LDS;
 import static dev.meridian.server.OpsFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.nio.file.Path;
 import java.util.regex.Matcher;
@@ -60,12 +62,12 @@ class AdminHttpTest {
   void clientsShowsWhoIsConnectedWhatTheyAckedAndWhyTheyNacked() throws Exception {
     // Spec "ACK/NACK and resource type instance version": an ACK carries the version just sent; a
     // NACK carries error_detail and the version the client keeps running.
-    OpsFixture.AdsClient envoy = f.ads("envoy-a", "edge");
-    DiscoveryResponse cds = envoy.subscribe(CDS);
+    RawXdsClient.Sotw envoy = f.ads("envoy-a", "edge");
+    DiscoveryResponse cds = envoy.subscribe(CLUSTER);
     envoy.ack(cds);
-    DiscoveryResponse eds = envoy.subscribe(EDS, "greeter-v1", "missing");
+    DiscoveryResponse eds = envoy.subscribe(ENDPOINT, "greeter-v1", "missing");
     envoy.ack(eds, "greeter-v1", "missing");
-    DiscoveryResponse lds = envoy.subscribe(LDS);
+    DiscoveryResponse lds = envoy.subscribe(LISTENER);
     envoy.nack(lds, "", "listener 'http': bad filter chain");
 
     JsonObject root = awaitClients(c -> type(c, "LDS").get("last_nack").isJsonObject()
@@ -115,16 +117,16 @@ class AdminHttpTest {
     // A filter by node id glob, then a disconnect: the stream leaves /clients.
     assertThat(f.getJson("/clients?node_id=envoy-*").get("count").getAsInt()).isEqualTo(1);
     assertThat(f.getJson("/clients?node_id=other").get("count").getAsInt()).isZero();
-    envoy.disconnect();
+    envoy.close();
     await("stream gone", () -> count() == 0);
   }
 
   @Test
   void clientsShowsAPendingResponseUntilTheClientAcksAConfigChange() throws Exception {
-    OpsFixture.AdsClient envoy = f.ads("envoy-b", "edge");
-    envoy.ack(envoy.subscribe(CDS));
+    RawXdsClient.Sotw envoy = f.ads("envoy-b", "edge");
+    envoy.ack(envoy.subscribe(CLUSTER));
     f.reload(OpsFixture.config("2s"));
-    DiscoveryResponse update = envoy.next(CDS);
+    DiscoveryResponse update = envoy.take(CLUSTER);
     JsonObject c = awaitClients(x -> !type(x, "CDS").get("pending_nonce").isJsonNull())
         .getAsJsonArray("clients").get(0).getAsJsonObject();
     assertThat(type(c, "CDS").get("pending_nonce").getAsString()).isEqualTo(update.getNonce());
@@ -151,22 +153,9 @@ class AdminHttpTest {
   @Test
   void clientsShowsAPerTypeStreamAndTheGroupItsNodeIsIn() throws Exception {
     f.reload(GROUPED);
-    java.util.concurrent.BlockingQueue<DiscoveryResponse> got =
-        new java.util.concurrent.LinkedBlockingQueue<>();
-    var requests = io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc
-        .newStub(f.channel).streamClusters(new io.grpc.stub.StreamObserver<>() {
-          @Override public void onNext(DiscoveryResponse r) {
-            got.add(r);
-          }
-
-          @Override public void onError(Throwable t) {}
-
-          @Override public void onCompleted() {}
-        });
-    requests.onNext(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
-        .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("gw-1")).build());
-    DiscoveryResponse r = got.poll(10, java.util.concurrent.TimeUnit.SECONDS);
-    assertThat(r).isNotNull();
+    RawXdsClient.Sotw gateway = RawXdsClient.sotwPerType(f.channel, CLUSTER, "gw-1");
+    gateway.send(CLUSTER, "", "");
+    DiscoveryResponse r = gateway.take();
     JsonObject c = awaitClients(x -> !x.get("node_id").isJsonNull())
         .getAsJsonArray("clients").get(0).getAsJsonObject();
     assertThat(c.get("group").getAsString()).isEqualTo("gateways");
@@ -178,30 +167,14 @@ class AdminHttpTest {
     assertThat(type(c, "CDS").get("last_sent_version").getAsString()).isEqualTo(r.getVersionInfo());
     assertThat(type(c, "CDS").getAsJsonObject("sent_resource_versions").keySet())
         .containsExactly("gw-cluster");
-    requests.onCompleted();
+    gateway.close();
   }
 
   @Test
   void clientsShowsDeltaStreamsWithWhatTheyAcked() throws Exception {
-    java.util.concurrent.BlockingQueue<io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse> got =
-        new java.util.concurrent.LinkedBlockingQueue<>();
-    var requests = io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc
-        .newStub(f.channel).deltaAggregatedResources(new io.grpc.stub.StreamObserver<>() {
-          @Override public void onNext(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse r) {
-            got.add(r);
-          }
-
-          @Override public void onError(Throwable t) {}
-
-          @Override public void onCompleted() {}
-        });
-    requests.onNext(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest.newBuilder()
-        .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("delta-1"))
-        .setTypeUrl(OpsFixture.CDS).addResourceNamesSubscribe("*").build());
-    var r = got.poll(10, java.util.concurrent.TimeUnit.SECONDS);
-    assertThat(r).isNotNull();
-    requests.onNext(io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest.newBuilder()
-        .setTypeUrl(OpsFixture.CDS).setResponseNonce(r.getNonce()).build());
+    RawXdsClient.Delta delta = RawXdsClient.deltaAds(f.channel, "delta-1");
+    var r = delta.subscribe(CLUSTER, "*");
+    delta.ack(r);
     JsonObject c = awaitClients(x -> type(x, "CDS").getAsJsonObject("acked_resource_versions").size() > 0)
         .getAsJsonArray("clients").get(0).getAsJsonObject();
     assertThat(c.get("variant").getAsString()).isEqualTo("delta");
@@ -209,7 +182,7 @@ class AdminHttpTest {
     assertThat(type(c, "CDS").getAsJsonObject("acked_resource_versions").keySet())
         .containsExactlyInAnyOrderElementsOf(r.getResourcesList().stream()
             .map(io.envoyproxy.envoy.service.discovery.v3.Resource::getName).toList());
-    requests.onCompleted();
+    delta.close();
   }
 
   @Test
@@ -252,13 +225,13 @@ class AdminHttpTest {
 
   @Test
   void metricsCountStreamsRequestsAcksNacksReloadsAndPushLatency() throws Exception {
-    OpsFixture.AdsClient envoy = f.ads("envoy-c", "edge");
-    envoy.ack(envoy.subscribe(CDS));
-    DiscoveryResponse lds = envoy.subscribe(LDS);
+    RawXdsClient.Sotw envoy = f.ads("envoy-c", "edge");
+    envoy.ack(envoy.subscribe(CLUSTER));
+    DiscoveryResponse lds = envoy.subscribe(LISTENER);
     envoy.nack(lds, "", "no");
     await("nack counted", () -> metric("meridian_nacks_total{type=\"LDS\"}") == 1);
     f.reload(OpsFixture.config("3s"));
-    envoy.ack(envoy.next(CDS));
+    envoy.ack(envoy.take(CLUSTER));
     await("push latency observed",
         () -> metric("meridian_push_latency_seconds_count{type=\"CDS\"}") == 1);
 
@@ -285,7 +258,7 @@ class AdminHttpTest {
     java.nio.file.Files.writeString(f.file, "resources: [ {");
     await("failed reload counted",
         () -> metric("meridian_config_reloads_total{result=\"failed\"}") == 1);
-    envoy.disconnect();
+    envoy.close();
     await("stream gone from the gauges",
         () -> !get("/metrics").contains("meridian_streams_connected{")
             && metric("meridian_streams_by_type{variant=\"sotw\",type=\"CDS\"}") == 0);

@@ -1,11 +1,15 @@
 package dev.meridian.server;
 
+import static dev.meridian.protocol.ResourceType.CLUSTER;
+import static dev.meridian.protocol.ResourceType.ENDPOINT;
+import static dev.meridian.protocol.ResourceType.LISTENER;
 import static dev.meridian.server.OpsFixture.CDS;
 import static dev.meridian.server.OpsFixture.EDS;
 import static dev.meridian.server.OpsFixture.LDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.admin.v3.ClientResourceStatus;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.status.v3.ClientConfig;
@@ -43,14 +47,14 @@ class CsdsTest {
     f = new OpsFixture(dir);
     csds = ClientStatusDiscoveryServiceGrpc.newBlockingStub(f.channel)
         .withDeadlineAfter(10, TimeUnit.SECONDS);
-    OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
-    a.ack(a.subscribe(CDS));
-    DiscoveryResponse eds = a.subscribe(EDS, "greeter-v1", "missing");
+    RawXdsClient.Sotw a = f.ads("envoy-a", "edge");
+    a.ack(a.subscribe(CLUSTER));
+    DiscoveryResponse eds = a.subscribe(ENDPOINT, "greeter-v1", "missing");
     a.ack(eds, "greeter-v1", "missing");
-    lds = a.subscribe(LDS);
+    lds = a.subscribe(LISTENER);
     a.nack(lds, "", "listener 'http': bad filter chain");
-    OpsFixture.AdsClient b = f.ads("gateway-b", "edge");
-    b.subscribe(CDS); // never ACKed: in flight
+    RawXdsClient.Sotw b = f.ads("gateway-b", "edge");
+    b.subscribe(CLUSTER); // never ACKed: in flight
     OpsFixture.await("both streams reported as expected", () -> {
       ClientStatusResponse r = csds.fetchClientStatus(ClientStatusRequest.getDefaultInstance());
       return r.getConfigCount() == 2 && find(config(r, "envoy-a"), LDS, "http").getClientStatus()

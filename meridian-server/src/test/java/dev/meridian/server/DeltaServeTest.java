@@ -3,6 +3,8 @@ package dev.meridian.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.protocol.ResourceType;
+import dev.meridian.testing.ConfigFiles;
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
@@ -10,7 +12,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -36,15 +37,14 @@ class DeltaServeTest {
   }
 
   void rewrite(String yaml) throws Exception {
-    Path tmp = dir.resolve(".tmp");
-    Files.writeString(tmp, yaml);
-    Files.move(tmp, config, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(config, yaml);
   }
 
-  RawDeltaClient client(Variant v, ResourceType type) {
+  RawXdsClient.Delta client(Variant v, ResourceType type) {
     ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
     channels.add(ch);
-    return new RawDeltaClient(ch, v == Variant.DELTA_ADS ? null : type, "delta-node");
+    return v == Variant.DELTA_ADS ? RawXdsClient.deltaAds(ch, "delta-node")
+        : RawXdsClient.deltaPerType(ch, type, "delta-node");
   }
 
   @AfterEach
@@ -65,7 +65,7 @@ class DeltaServeTest {
   @EnumSource(Variant.class)
   void editSendsOnlyTheChangedClusterAndDeletionAsRemoval(Variant v) throws Exception {
     start("resources:\n" + ServeTest.cluster("a", 1) + ServeTest.cluster("b", 1), 0);
-    RawDeltaClient c = client(v, ResourceType.CLUSTER);
+    RawXdsClient.Delta c = client(v, ResourceType.CLUSTER);
     c.send(ResourceType.CLUSTER, DeltaDiscoveryRequest.newBuilder().addResourceNamesSubscribe("*"));
     DeltaDiscoveryResponse first = c.take();
     assertThat(names(first)).containsExactly("a", "b");
@@ -87,7 +87,7 @@ class DeltaServeTest {
   void restartedServerSendsNothingToAClientHoldingTheCurrentResources() throws Exception {
     String yaml = "resources:\n" + ServeTest.cluster("a", 1) + ServeTest.endpoints("a", 1000);
     start(yaml, 0);
-    RawDeltaClient c = client(Variant.DELTA_ADS, ResourceType.CLUSTER);
+    RawXdsClient.Delta c = client(Variant.DELTA_ADS, ResourceType.CLUSTER);
     c.send(ResourceType.CLUSTER, DeltaDiscoveryRequest.newBuilder().addResourceNamesSubscribe("*"));
     DeltaDiscoveryResponse cds = c.take();
     c.ack(cds);
@@ -95,7 +95,7 @@ class DeltaServeTest {
     server.close();
     c.awaitClose();
     start(yaml, port);
-    RawDeltaClient again = client(Variant.DELTA_ADS, ResourceType.CLUSTER);
+    RawXdsClient.Delta again = client(Variant.DELTA_ADS, ResourceType.CLUSTER);
     DeltaDiscoveryRequest.Builder resume = DeltaDiscoveryRequest.newBuilder().addResourceNamesSubscribe("*");
     for (Resource r : cds.getResourcesList()) {
       resume.putInitialResourceVersions(r.getName(), r.getVersion());
@@ -115,7 +115,7 @@ class DeltaServeTest {
             domains: [shop.example.com]
             routes: [ { match: { prefix: "/" }, route: { cluster: shop } } ]
         """, 0);
-    RawDeltaClient c = client(Variant.DELTA_PER_TYPE, ResourceType.VIRTUAL_HOST);
+    RawXdsClient.Delta c = client(Variant.DELTA_PER_TYPE, ResourceType.VIRTUAL_HOST);
     c.send(ResourceType.VIRTUAL_HOST, DeltaDiscoveryRequest.newBuilder()
         .addResourceNamesSubscribe("local_routes/shop.example.com"));
     Resource r = c.take().getResources(0);

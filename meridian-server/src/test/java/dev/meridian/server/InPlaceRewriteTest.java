@@ -3,6 +3,9 @@ package dev.meridian.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.protocol.ResourceType;
+import dev.meridian.testing.ConfigFiles;
+import dev.meridian.testing.InPlaceWriter;
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
@@ -10,18 +13,11 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -80,67 +76,9 @@ class InPlaceRewriteTest {
     return s;
   }
 
-  /** How a tool rewrites the file in place. */
-  enum Writer {
-    /** Truncate and write at once ({@code Files.writeString}, {@code echo ... > file}). */
-    FAST,
-    /** Truncate, then 10 writes 20 ms apart, each ending at a line end (valid YAML so far). */
-    SLOW,
-    /**
-     * {@code render > file}: the shell truncates, the program writes it all 300 ms later. The
-     * empty file outlasts the quiet period; the emptying guard is what keeps it from clients.
-     */
-    REDIRECTED;
-
-    void write(Path file, String text) throws IOException {
-      if (this == FAST) {
-        Files.writeString(file, text);
-        return;
-      }
-      if (this == REDIRECTED) {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING)) {
-          pace(TimeUnit.MILLISECONDS.toNanos(300));
-          ByteBuffer all = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
-          while (all.hasRemaining()) {
-            ch.write(all);
-          }
-        }
-        return;
-      }
-      byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-      try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE,
-          StandardOpenOption.TRUNCATE_EXISTING)) {
-        int from = 0;
-        for (int i = 1; i <= 10; i++) {
-          int cut = i == 10 ? bytes.length : text.indexOf('\n', text.length() * i / 10) + 1;
-          if (cut <= from) {
-            continue;
-          }
-          ByteBuffer piece = ByteBuffer.wrap(bytes, from, cut - from);
-          while (piece.hasRemaining()) {
-            ch.write(piece);
-          }
-          from = cut;
-          if (i < 10) {
-            pace(TimeUnit.MILLISECONDS.toNanos(20));
-          }
-        }
-      }
-    }
-
-    /** The writer's own pace (the behaviour under test, not a wait for a condition). */
-    static void pace(long nanos) {
-      long until = System.nanoTime() + nanos;
-      for (long left = nanos; left > 0; left = until - System.nanoTime()) {
-        LockSupport.parkNanos(left);
-      }
-    }
-  }
-
   static Stream<Arguments> rewrites() {
-    return Stream.of(Arguments.of(Writer.FAST, 30), Arguments.of(Writer.SLOW, 20),
-        Arguments.of(Writer.REDIRECTED, 10));
+    return Stream.of(Arguments.of(InPlaceWriter.FAST, 30),
+        Arguments.of(InPlaceWriter.SLOW, 20), Arguments.of(InPlaceWriter.REDIRECTED, 10));
   }
 
   static Set<String> names(DiscoveryResponse r) throws Exception {
@@ -154,18 +92,18 @@ class InPlaceRewriteTest {
   @ParameterizedTest(name = "{0} writer, {1} rewrites")
   @MethodSource("rewrites")
   @Timeout(value = 120)
-  void connectedClientsNeverReceiveAConfigMissingAResourceOfBothVersions(Writer writer,
+  void connectedClientsNeverReceiveAConfigMissingAResourceOfBothVersions(InPlaceWriter writer,
       int rewrites) throws Exception {
     Path config = dir.resolve("config.yaml");
     Files.writeString(config, version("only-a"));
     server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 50)).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
-    RawXdsClient sotw = RawXdsClient.ads(channel, "sotw");
+    RawXdsClient.Sotw sotw = RawXdsClient.sotwAds(channel, "sotw");
     sotw.send(ResourceType.CLUSTER, "", "");
     DiscoveryResponse first = sotw.take();
     assertThat(names(first)).isEqualTo(with("only-a"));
     sotw.ack(first);
-    RawDeltaClient delta = new RawDeltaClient(channel, null, "delta");
+    RawXdsClient.Delta delta = RawXdsClient.deltaAds(channel, "delta");
     delta.send(ResourceType.CLUSTER, DeltaDiscoveryRequest.newBuilder()); // wildcard
     Set<String> held = new TreeSet<>();
     awaitDelta(delta, held, with("only-a"), "start");
@@ -195,13 +133,10 @@ class InPlaceRewriteTest {
     Files.writeString(config, version("only-a"));
     server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 50)).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
-    RawXdsClient sotw = RawXdsClient.ads(channel, "sotw");
+    RawXdsClient.Sotw sotw = RawXdsClient.sotwAds(channel, "sotw");
     sotw.send(ResourceType.CLUSTER, "", "");
     sotw.ack(sotw.take());
-    Path tmp = dir.resolve(".config.yaml.tmp");
-    Files.writeString(tmp, "resources: []\n");
-    long renamed = System.nanoTime();
-    Files.move(tmp, config, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    long renamed = ConfigFiles.replaceByRename(config, "resources: []\n");
     DiscoveryResponse emptied = sotw.take();
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - renamed);
     assertThat(emptied.getResourcesList()).isEmpty();
@@ -209,7 +144,7 @@ class InPlaceRewriteTest {
   }
 
   /** Applies Delta responses to {@code held} until it is {@code expected}; checks each. */
-  static void awaitDelta(RawDeltaClient delta, Set<String> held, Set<String> expected,
+  static void awaitDelta(RawXdsClient.Delta delta, Set<String> held, Set<String> expected,
       String context) throws Exception {
     while (!held.equals(expected)) {
       DeltaDiscoveryResponse r = delta.take();

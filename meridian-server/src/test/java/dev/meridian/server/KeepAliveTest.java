@@ -1,9 +1,11 @@
 package dev.meridian.server;
 
-import static dev.meridian.server.OpsFixture.CDS;
+import static dev.meridian.protocol.ResourceType.CLUSTER;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -29,25 +31,28 @@ class KeepAliveTest {
     try (OpsFixture byDefault = new OpsFixture(defaultDir);
         OpsFixture strict = new OpsFixture(strictDir,
             o -> o.withKeepAlive(Duration.ofMinutes(5), null, null))) {
-      OpsFixture.AdsClient accepted = pingingClient(byDefault);
-      OpsFixture.AdsClient rejected = pingingClient(strict);
+      Pinger accepted = pingingClient(byDefault);
+      Pinger rejected = pingingClient(strict);
       // grpc-java servers allow 2 ping strikes, then send GOAWAY ENHANCE_YOUR_CALM
       // ("too_many_pings"), which the client sees as RESOURCE_EXHAUSTED.
-      Status control = rejected.closed.get(60, TimeUnit.SECONDS);
+      Status control = rejected.client().closed().get(60, TimeUnit.SECONDS);
       assertThat(control.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-      assertThat(accepted.closed).isNotDone();
-      accepted.ack(accepted.responses.poll(1, TimeUnit.SECONDS));
-      assertThat(accepted.closed).isNotDone();
+      assertThat(accepted.client().closed()).isNotDone();
+      accepted.client().ack(accepted.cds());
+      assertThat(accepted.client().closed()).isNotDone();
     }
   }
 
-  private static OpsFixture.AdsClient pingingClient(OpsFixture f) throws InterruptedException {
+  /** A client that pings, and the CDS response it keeps for the ACK at the end. */
+  private record Pinger(RawXdsClient.Sotw client, DiscoveryResponse cds) {}
+
+  private static Pinger pingingClient(OpsFixture f) throws InterruptedException {
     ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", f.server.xdsPort())
         .usePlaintext().keepAliveTime(10, TimeUnit.SECONDS).keepAliveTimeout(5, TimeUnit.SECONDS)
         .keepAliveWithoutCalls(true).build();
-    OpsFixture.AdsClient c = new OpsFixture.AdsClient(ch, Node.newBuilder().setId("pinger").build());
-    c.responses.add(c.subscribe(CDS)); // kept for the ACK at the end
-    c.closed.whenComplete((s, t) -> ch.shutdownNow());
-    return c;
+    RawXdsClient.Sotw c = RawXdsClient.sotwAds(ch, Node.newBuilder().setId("pinger").build());
+    DiscoveryResponse cds = c.subscribe(CLUSTER);
+    c.closed().whenComplete((s, t) -> ch.shutdownNow());
+    return new Pinger(c, cds);
   }
 }

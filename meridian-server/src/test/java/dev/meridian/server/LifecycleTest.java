@@ -1,9 +1,11 @@
 package dev.meridian.server;
 
-import static dev.meridian.server.OpsFixture.CDS;
-import static dev.meridian.server.OpsFixture.LDS;
+import static dev.meridian.protocol.ResourceType.CLUSTER;
+import static dev.meridian.protocol.ResourceType.LISTENER;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.meridian.testing.ConfigFiles;
+import dev.meridian.testing.RawXdsClient;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,18 +27,18 @@ class LifecycleTest {
   void gracefulShutdownEndsConnectedStreamsWithUnavailableWithinTheBound() throws Exception {
     OpsFixture f = new OpsFixture(dir, o -> o.withShutdownTimeout(Duration.ofSeconds(5)));
     try {
-      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
-      OpsFixture.AdsClient b = f.ads("envoy-b", "edge");
-      a.ack(a.subscribe(CDS));
-      b.subscribe(LDS); // left un-ACKed: shutdown does not wait for an ACK
+      RawXdsClient.Sotw a = f.ads("envoy-a", "edge");
+      RawXdsClient.Sotw b = f.ads("envoy-b", "edge");
+      a.ack(a.subscribe(CLUSTER));
+      b.subscribe(LISTENER); // left un-ACKed: shutdown does not wait for an ACK
       long started = System.nanoTime();
       f.server.close();
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
       // Streams are ended by the server, not cut by the deadline: well under the 5s bound.
       assertThat(tookMs).isLessThan(4000);
-      assertThat(a.closed.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-      assertThat(b.closed.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-      assertThat(b.closed.get().getDescription()).isEqualTo("server shutting down");
+      assertThat(a.closed().get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(b.closed().get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(b.closed().get().getDescription()).isEqualTo("server shutting down");
       assertThat(f.server.isClosing()).isTrue();
       f.server.awaitTermination(); // returns: close() is done
     } finally {
@@ -50,15 +52,15 @@ class LifecycleTest {
     try {
       assertThat(f.get("/readyz").statusCode()).isEqualTo(200);
       assertThat(f.server.isReady()).isTrue();
-      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
-      a.ack(a.subscribe(CDS));
+      RawXdsClient.Sotw a = f.ads("envoy-a", "edge");
+      a.ack(a.subscribe(CLUSTER));
       Thread closer = new Thread(f.server::close);
       closer.start();
       OpsFixture.await("closing", f.server::isClosing);
       assertThat(f.server.isReady()).isFalse(); // /readyz answers 503 from here on
       closer.join(10_000);
       assertThat(closer.isAlive()).isFalse();
-      assertThat(a.closed.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(a.closed().get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     } finally {
       f.close();
     }
@@ -69,11 +71,11 @@ class LifecycleTest {
     OpsFixture f = new OpsFixture(dir,
         o -> o.withMaxConnectionAge(Duration.ofMillis(500), Duration.ofMillis(500)));
     try {
-      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
-      a.ack(a.subscribe(CDS));
+      RawXdsClient.Sotw a = f.ads("envoy-a", "edge");
+      a.ack(a.subscribe(CLUSTER));
       // GOAWAY after ~0.5s (+ jitter), the stream is cut after the 0.5s grace; the client sees
       // UNAVAILABLE and reconnects (to another replica, behind a load balancer).
-      Status s = a.closed.get(10, TimeUnit.SECONDS);
+      Status s = a.closed().get(10, TimeUnit.SECONDS);
       assertThat(s.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     } finally {
       f.close();
@@ -100,11 +102,11 @@ class LifecycleTest {
     server.addHandler(h);
     OpsFixture f = new OpsFixture(dir);
     try {
-      OpsFixture.AdsClient a = f.ads("envoy-a", "edge");
-      a.ack(a.subscribe(CDS));
-      a.nack(a.subscribe(LDS), "", "bad \"listener\"\nsecond line");
+      RawXdsClient.Sotw a = f.ads("envoy-a", "edge");
+      a.ack(a.subscribe(CLUSTER));
+      a.nack(a.subscribe(LISTENER), "", "bad \"listener\"\nsecond line");
       f.reload(OpsFixture.config("4s"));
-      a.disconnect();
+      a.close();
       OpsFixture.await("stream_close logged", () -> snapshot(lines).stream()
           .anyMatch(l -> l.contains("stream_close")));
     } finally {
@@ -149,21 +151,15 @@ class LifecycleTest {
     try (MeridianServer server = new MeridianServer(
         new MeridianServer.Options(file, "127.0.0.1", 0, 0, 50)).start()) {
       assertThat(snapshot(lines)).filteredOn(l -> l.startsWith(warning)).hasSize(1);
-      replace(file, OpsFixture.config("1s"));
+      ConfigFiles.replaceByRename(file, OpsFixture.config("1s"));
       OpsFixture.await("the full config loaded", () -> server.hub().current().defaults().size() > 0);
       assertThat(snapshot(lines)).filteredOn(l -> l.startsWith(warning)).hasSize(1);
-      replace(file, "resources: []\n");
+      ConfigFiles.replaceByRename(file, "resources: []\n");
       OpsFixture.await("the empty config's warning", () -> snapshot(lines).stream()
           .filter(l -> l.startsWith(warning)).count() == 2);
     } finally {
       logger.removeHandler(h);
     }
-  }
-
-  private void replace(Path file, String content) throws Exception {
-    Path tmp = dir.resolve("next.tmp");
-    java.nio.file.Files.writeString(tmp, content);
-    java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
   }
 
   private static List<String> snapshot(List<String> lines) {

@@ -2,13 +2,11 @@ package dev.meridian.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.testing.RawXdsClient;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -28,13 +26,9 @@ class MeridianServerCloseTest {
     ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort())
         .usePlaintext().build();
     try {
-      ResponseQueue<DiscoveryResponse> in = new ResponseQueue<>();
-      StreamObserver<DiscoveryRequest> requests = AggregatedDiscoveryServiceGrpc.newStub(channel)
-          .streamAggregatedResources(in);
-      requests.onNext(DiscoveryRequest.newBuilder()
-          .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("n"))
-          .setTypeUrl("type.googleapis.com/envoy.config.cluster.v3.Cluster").build());
-      in.take();
+      RawXdsClient.Sotw client = RawXdsClient.sotwAds(channel, "n");
+      client.send(ResourceType.CLUSTER, "", "");
+      client.take();
 
       // An xDS stream never ends by itself, so a graceful shutdown could only time out: close()
       // ends it at once (clients reconnect, to this server's successor, with their versions).
@@ -43,7 +37,7 @@ class MeridianServerCloseTest {
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertThat(millis).isLessThan(2000);
       // The transport is torn down under the call: the client sees it reset (CANCELLED) or gone.
-      assertThat(in.closed.get(5, TimeUnit.SECONDS).getCode())
+      assertThat(client.closed().get(5, TimeUnit.SECONDS).getCode())
           .isIn(Status.Code.CANCELLED, Status.Code.UNAVAILABLE);
     } finally {
       channel.shutdownNow();

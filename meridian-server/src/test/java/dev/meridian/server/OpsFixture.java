@@ -4,14 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import com.google.rpc.Status;
+import dev.meridian.testing.ConfigFiles;
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.core.v3.Node;
-import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,9 +17,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -83,15 +77,13 @@ final class OpsFixture implements AutoCloseable {
    */
   void reload(String content) throws IOException {
     var before = server.hub().current();
-    Path tmp = dir.resolve("meridian.yaml.tmp");
-    Files.writeString(tmp, content);
-    Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(file, content);
     await("config reloaded", () -> server.hub().current() != before);
   }
 
-  AdsClient ads(String nodeId, String cluster) {
-    return new AdsClient(channel, Node.newBuilder().setId(nodeId).setCluster(cluster).build());
+  /** A raw SotW ADS client on the fixture's channel. */
+  RawXdsClient.Sotw ads(String nodeId, String cluster) {
+    return RawXdsClient.sotwAds(channel, Node.newBuilder().setId(nodeId).setCluster(cluster).build());
   }
 
   HttpResponse<String> get(String path) throws IOException, InterruptedException {
@@ -124,56 +116,5 @@ final class OpsFixture implements AutoCloseable {
     channel.shutdownNow();
     server.close();
     channel.awaitTermination(5, TimeUnit.SECONDS);
-  }
-
-  /** A raw ADS client: sends what the test says, queues what the server sends. */
-  static final class AdsClient {
-    final Node node;
-    private final ResponseQueue<DiscoveryResponse> in = new ResponseQueue<>();
-    final BlockingQueue<DiscoveryResponse> responses = in.responses;
-    final CompletableFuture<io.grpc.Status> closed = in.closed;
-    final StreamObserver<DiscoveryRequest> requests;
-    private boolean first = true;
-
-    AdsClient(ManagedChannel channel, Node node) {
-      this.node = node;
-      requests = AggregatedDiscoveryServiceGrpc.newStub(channel).streamAggregatedResources(in);
-    }
-
-    synchronized void send(DiscoveryRequest.Builder r) {
-      if (first) {
-        r.setNode(node);
-        first = false;
-      }
-      requests.onNext(r.build());
-    }
-
-    /** Subscribes to {@code type} with {@code names} (none: wildcard) and returns the response. */
-    DiscoveryResponse subscribe(String type, String... names) throws InterruptedException {
-      send(DiscoveryRequest.newBuilder().setTypeUrl(type).addAllResourceNames(List.of(names)));
-      return next(type);
-    }
-
-    void ack(DiscoveryResponse r, String... names) {
-      send(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(r.getVersionInfo())
-          .setResponseNonce(r.getNonce()).addAllResourceNames(List.of(names)));
-    }
-
-    void nack(DiscoveryResponse r, String keptVersion, String message, String... names) {
-      send(DiscoveryRequest.newBuilder().setTypeUrl(r.getTypeUrl()).setVersionInfo(keptVersion)
-          .setResponseNonce(r.getNonce()).addAllResourceNames(List.of(names))
-          .setErrorDetail(Status.newBuilder().setCode(3).setMessage(message)));
-    }
-
-    DiscoveryResponse next(String type) throws InterruptedException {
-      DiscoveryResponse r = responses.poll(10, TimeUnit.SECONDS);
-      assertThat(r).as("a response for " + type).isNotNull();
-      assertThat(r.getTypeUrl()).isEqualTo(type);
-      return r;
-    }
-
-    void disconnect() {
-      requests.onCompleted();
-    }
   }
 }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.meridian.config.ConfigException;
 import dev.meridian.protocol.ResourceType;
+import dev.meridian.testing.ConfigFiles;
+import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
@@ -60,16 +62,14 @@ class ServeTest {
 
   /** Replaces the file the way editors do (write a temp file, rename over). */
   void rewrite(String yaml) throws Exception {
-    Path tmp = dir.resolve(".config.yaml.tmp");
-    Files.writeString(tmp, yaml);
-    Files.move(tmp, config, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    ConfigFiles.replaceByRename(config, yaml);
   }
 
-  RawXdsClient client(Variant v, ResourceType type, String nodeId) {
+  RawXdsClient.Sotw client(Variant v, ResourceType type, String nodeId) {
     ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
     channels.add(ch);
-    return v == Variant.ADS ? RawXdsClient.ads(ch, nodeId) : RawXdsClient.perType(ch, type, nodeId);
+    return v == Variant.ADS ? RawXdsClient.sotwAds(ch, nodeId)
+        : RawXdsClient.sotwPerType(ch, type, nodeId);
   }
 
   @AfterEach
@@ -98,7 +98,7 @@ class ServeTest {
   @EnumSource(Variant.class)
   void editedFileIsServedAndAcksSendNothing(Variant v) throws Exception {
     start("resources:\n" + cluster("a", 1) + cluster("b", 1));
-    RawXdsClient c = client(v, ResourceType.CLUSTER, "n1");
+    RawXdsClient.Sotw c = client(v, ResourceType.CLUSTER, "n1");
     c.send(ResourceType.CLUSTER, "", "");
     DiscoveryResponse first = c.take();
     assertThat(names(first)).containsExactly("a", "b");
@@ -114,7 +114,7 @@ class ServeTest {
   @EnumSource(Variant.class)
   void identicalRewriteAndRejectedFileSendNothing(Variant v) throws Exception {
     start("resources:\n" + endpoints("a", 1000));
-    RawXdsClient c = client(v, ResourceType.ENDPOINT, "n1");
+    RawXdsClient.Sotw c = client(v, ResourceType.ENDPOINT, "n1");
     c.send(ResourceType.ENDPOINT, "", "", "a");
     c.ack(c.take(), "a");
     // Identical content (even rewritten with a new mtime), then a broken file: neither is sent.
@@ -141,16 +141,16 @@ class ServeTest {
       yaml.append(endpoints(names[i], 1000));
     }
     start(yaml.toString());
-    RawXdsClient a = client(v, ResourceType.ENDPOINT, "n1");
-    RawXdsClient b = client(v, ResourceType.ENDPOINT, "n2");
-    for (RawXdsClient c : List.of(a, b)) {
+    RawXdsClient.Sotw a = client(v, ResourceType.ENDPOINT, "n1");
+    RawXdsClient.Sotw b = client(v, ResourceType.ENDPOINT, "n2");
+    for (RawXdsClient.Sotw c : List.of(a, b)) {
       c.send(ResourceType.ENDPOINT, "", "", names);
       DiscoveryResponse first = c.take();
       assertThat(first.getResourcesCount()).isEqualTo(400);
       c.ack(first, names);
     }
     rewrite(yaml.toString().replace(endpoints(names[7], 1000), endpoints(names[7], 2000)));
-    for (RawXdsClient c : List.of(a, b)) {
+    for (RawXdsClient.Sotw c : List.of(a, b)) {
       DiscoveryResponse next = c.take();
       assertThat(names(next)).containsExactly(names[7]);
       c.ack(next, names);
@@ -161,7 +161,7 @@ class ServeTest {
   void reconnectAfterRestartWithTheLastVersionGetsNothing() throws Exception {
     String yaml = "resources:\n" + cluster("a", 1) + endpoints("a", 1000);
     start(yaml);
-    RawXdsClient c = client(Variant.ADS, ResourceType.CLUSTER, "n1");
+    RawXdsClient.Sotw c = client(Variant.ADS, ResourceType.CLUSTER, "n1");
     c.send(ResourceType.CLUSTER, "", "");
     DiscoveryResponse cds = c.take();
     c.ack(cds);
@@ -169,7 +169,7 @@ class ServeTest {
     server.close();
     assertThat(c.awaitClose().getCode()).isIn(Status.Code.UNAVAILABLE, Status.Code.CANCELLED, Status.Code.OK);
     server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", port, 0, 200)).start();
-    RawXdsClient again = client(Variant.ADS, ResourceType.CLUSTER, "n1");
+    RawXdsClient.Sotw again = client(Variant.ADS, ResourceType.CLUSTER, "n1");
     // Spec "Versioning and Node Identifier": the new stream starts at the last version, no nonce.
     again.send(ResourceType.CLUSTER, cds.getVersionInfo(), "");
     again.send(ResourceType.ENDPOINT, "", "", "a");
@@ -181,10 +181,10 @@ class ServeTest {
   @Test
   void badRequestClosesOnlyItsOwnStream() throws Exception {
     start("resources:\n" + cluster("a", 1));
-    RawXdsClient good = client(Variant.ADS, ResourceType.CLUSTER, "good");
+    RawXdsClient.Sotw good = client(Variant.ADS, ResourceType.CLUSTER, "good");
     good.send(ResourceType.CLUSTER, "", "");
     good.ack(good.take());
-    RawXdsClient bad = client(Variant.ADS, ResourceType.CLUSTER, "bad");
+    RawXdsClient.Sotw bad = client(Variant.ADS, ResourceType.CLUSTER, "bad");
     bad.send(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
         .setTypeUrl("type.googleapis.com/not.a.Type"));
     Status s = bad.awaitClose();
@@ -192,13 +192,13 @@ class ServeTest {
     assertThat(s.getDescription()).contains("unknown type_url");
     rewrite("resources:\n" + cluster("a", 2));
     assertThat(names(good.take())).containsExactly("a");
-    assertThat(good.closed).isNotDone();
+    assertThat(good.closed()).isNotDone();
   }
 
   @Test
   void perTypeServiceRejectsAnotherType() throws Exception {
     start("resources:\n" + cluster("a", 1));
-    RawXdsClient c = client(Variant.PER_TYPE, ResourceType.CLUSTER, "n");
+    RawXdsClient.Sotw c = client(Variant.PER_TYPE, ResourceType.CLUSTER, "n");
     c.send(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
         .setTypeUrl(ResourceType.LISTENER.typeUrl()));
     assertThat(c.awaitClose().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
@@ -208,8 +208,8 @@ class ServeTest {
   void nodeGroupsServeDifferentResources() throws Exception {
     start("resources:\n" + cluster("main", 1) + "groups:\n  - name: canary\n    match: { node_id: \"canary-*\" }\n"
         + "    resources:\n  " + cluster("canary", 1).replace("\n", "\n  ").stripTrailing() + "\n");
-    RawXdsClient main = client(Variant.ADS, ResourceType.CLUSTER, "prod-1");
-    RawXdsClient canary = client(Variant.ADS, ResourceType.CLUSTER, "canary-1");
+    RawXdsClient.Sotw main = client(Variant.ADS, ResourceType.CLUSTER, "prod-1");
+    RawXdsClient.Sotw canary = client(Variant.ADS, ResourceType.CLUSTER, "canary-1");
     main.send(ResourceType.CLUSTER, "", "");
     canary.send(ResourceType.CLUSTER, "", "");
     assertThat(names(main.take())).containsExactly("main");
@@ -235,7 +235,7 @@ class ServeTest {
         .withHeartbeatInterval(java.time.Duration.ofMillis(300))).start();
     ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
     channels.add(ch);
-    RawXdsClient c = RawXdsClient.ads(ch, "ttl-node");
+    RawXdsClient.Sotw c = RawXdsClient.sotwAds(ch, "ttl-node");
     c.send(io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest.newBuilder()
         .setTypeUrl(ResourceType.CLUSTER.typeUrl())
         .setNode(io.envoyproxy.envoy.config.core.v3.Node.newBuilder().setId("ttl-node")
