@@ -160,6 +160,8 @@ public final class MeridianServer implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
+  /** Builds the served configs; counts the resources it serializes (the metrics read it). */
+  private final ConfigLoader loader = new ConfigLoader();
   private ConfigWatcher watcher;
   private Server grpc;
   private AdminHttpServer http;
@@ -178,10 +180,11 @@ public final class MeridianServer implements AutoCloseable {
     });
     // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
     hub.fanOutOn(streamPool, threads);
+    hub.metrics().resourcesSerializedBy(loader::resourcesSerialized);
   }
 
   public MeridianServer start() throws ConfigException, IOException {
-    watcher = new ConfigWatcher(options.config(), new ConfigLoader(), loaded -> {
+    watcher = new ConfigWatcher(options.config(), loader, loaded -> {
       ConfigChecks.Result checks = check(loaded.config());
       if (checks.rejected()) {
         // The watcher then keeps the served config as the one it compares with, and reports this.
