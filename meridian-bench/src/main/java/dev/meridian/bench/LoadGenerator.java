@@ -117,9 +117,10 @@ public final class LoadGenerator {
                                      against a throwaway Meridian, so that the load generator's
                                      own JIT warm-up is not counted against the server (default true)
           --generator-warmup-runs N  how often each event runs in that pass (default 3)
-          --meridian-args "FLAGS"    extra flags of 'meridian serve' (default "--fleet": its
-                                     startup warm-up, as './meridian serve --fleet' runs it;
-                                     "" for none)
+          --meridian-args "FLAGS"    extra flags of 'meridian serve' (default "--fleet", as
+                                     './meridian serve --fleet' runs it: for restart the
+                                     launcher then adds its JVM flags, otherwise --fleet-gc and
+                                     --fleet-jit add them; "" for none)
           --launcher PATH            restart: the launcher to run (default ./meridian); it gets
                                      --server-jvm in MERIDIAN_JAVA_OPTS and picks its own JVM
                                      flags (--unzeroed-direct-memory, --fleet-gc and --fleet-jit
@@ -164,8 +165,8 @@ public final class LoadGenerator {
     opts.put("repeat", "1");
     opts.put("generator-warmup", "true");
     opts.put("generator-warmup-runs", "3");
-    // The server the earlier rounds measured: './meridian serve --fleet' (its warm-up; the JVM
-    // flags come from --fleet-gc and --fleet-jit).
+    // './meridian serve --fleet', as the figures ran it (the JVM flags come from --fleet-gc and
+    // --fleet-jit; the server itself starts the same with or without it).
     opts.put("meridian-args", "--fleet");
     opts.put("launcher", "./meridian");
     opts.put("retry-ms", "100");
@@ -408,8 +409,7 @@ public final class LoadGenerator {
       cmd.addAll(List.of("-cp", opts.get("meridian-jar"), "dev.meridian.cli.Main",
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
           "--xds-port", Integer.toString(port), "--http-port", Integer.toString(httpPort)));
-      // The throwaway server only warms the load generator: it skips its own startup warm-up.
-      addWords(cmd, tagPrefix.isEmpty() ? opts.get("meridian-args") : "--warmup 0s");
+      addWords(cmd, opts.get("meridian-args"));
     } else {
       cmd.addAll(List.of("-cp", opts.get("bench-jar"), JcpServer.class.getName(),
           Integer.toString(port), Integer.toString(clusters), opts.get("endpoints")));
@@ -500,7 +500,7 @@ public final class LoadGenerator {
    * fleet does through a server's restart; then the real launcher starts {@code serve} as a new
    * process, on a YAML config as users write it. Each client's figure runs from just before the
    * process start until it holds every cluster and endpoint set: the time an operator's fleet
-   * spends out of sync in a rolling restart, the start and any warm-up included.
+   * spends out of sync in a rolling restart, the start included.
    */
   private Result restart(Scenario scenario, String label) throws Exception {
     boolean delta = scenario.delta();
@@ -570,9 +570,8 @@ public final class LoadGenerator {
       }
       double firstResponse = fleetClients.stream().mapToDouble(BenchClient::firstResponseMillis)
           .filter(d -> !Double.isNaN(d)).min().orElse(Double.NaN);
-      log("  first response %s after the process start; every client in sync after %s; %s",
-          ms(firstResponse), ms(r.latencyMs().max()), serverLog.lines()
-              .filter(l -> l.contains(" warmup ")).findFirst().orElse("no warm-up"));
+      log("  first response %s after the process start; every client in sync after %s",
+          ms(firstResponse), ms(r.latencyMs().max()));
       log("%s", HEADER.lines().findFirst().orElse(""));
       log("%s", r.row());
       return r;
