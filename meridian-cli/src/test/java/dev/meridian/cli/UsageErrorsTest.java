@@ -101,6 +101,13 @@ class UsageErrorsTest {
   }
 
   @Test
+  void theSectionTheRemovedWarmupPointsToExists() throws Exception {
+    String ops = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "operations.md"));
+    assertThat(ServeCommand.WARMUP_REMOVED).contains("docs/operations.md, \"Startup warm-up (removed)\"");
+    assertThat(ops).contains("\n### Startup warm-up (removed)\n");
+  }
+
+  @Test
   void serveHelpListsFleetButNotTheRemovedWarmup() {
     assertThat(run("serve", "--help")).isZero();
     assertThat(out.toString()).contains("--fleet").doesNotContain("--warmup")
