@@ -9,14 +9,16 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,8 +28,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -117,9 +117,10 @@ public final class LoadGenerator {
                                      against a throwaway Meridian, so that the load generator's
                                      own JIT warm-up is not counted against the server (default true)
           --generator-warmup-runs N  how often each event runs in that pass (default 3)
-          --meridian-args "FLAGS"    extra flags of 'meridian serve' (default "--fleet": its
-                                     startup warm-up, as './meridian serve --fleet' runs it;
-                                     "" for none)
+          --meridian-args "FLAGS"    extra flags of 'meridian serve' (default "--fleet", as
+                                     './meridian serve --fleet' runs it: for restart the
+                                     launcher then adds its JVM flags, otherwise --fleet-gc and
+                                     --fleet-jit add them; "" for none)
           --launcher PATH            restart: the launcher to run (default ./meridian); it gets
                                      --server-jvm in MERIDIAN_JAVA_OPTS and picks its own JVM
                                      flags (--unzeroed-direct-memory, --fleet-gc and --fleet-jit
@@ -164,8 +165,8 @@ public final class LoadGenerator {
     opts.put("repeat", "1");
     opts.put("generator-warmup", "true");
     opts.put("generator-warmup-runs", "3");
-    // The server the earlier rounds measured: './meridian serve --fleet' (its warm-up; the JVM
-    // flags come from --fleet-gc and --fleet-jit).
+    // './meridian serve --fleet', as the figures ran it (the JVM flags come from --fleet-gc and
+    // --fleet-jit; the server itself starts the same with or without it).
     opts.put("meridian-args", "--fleet");
     opts.put("launcher", "./meridian");
     opts.put("retry-ms", "100");
@@ -248,10 +249,9 @@ public final class LoadGenerator {
     System.exit(results.stream().allMatch(r -> r.reached() == r.clients()) ? 0 : 1);
   }
 
-  /** The server process under test and its stdout lines. */
+  /** The server process under test; its stdout and stderr go to its log. */
   static final class ServerProcess implements AutoCloseable {
     final Process process;
-    final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     final PrintWriter stdin;
     final Path gcLog;
 
@@ -262,51 +262,24 @@ public final class LoadGenerator {
     ServerProcess(List<String> command, Map<String, String> env, Path log, Path gcLog)
         throws IOException {
       this.gcLog = gcLog;
-      ProcessBuilder pb = new ProcessBuilder(command).redirectError(log.toFile());
+      ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(log.toFile());
       pb.environment().putAll(env);
       process = pb.start();
       stdin = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
-      Thread t = new Thread(() -> {
-        try (BufferedReader r = new BufferedReader(
-            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = r.readLine()) != null; ) {
-            lines.add(line);
-          }
-        } catch (IOException e) {
-          // process gone
-        }
-      }, "server-stdout");
-      t.setDaemon(true);
-      t.start();
     }
 
     long pid() {
       return process.pid();
     }
 
-    /** Sends a command and waits (bounded) for the first stdout line starting with {@code prefix}. */
-    String ask(String command, String prefix, long timeoutMillis) throws InterruptedException {
-      stdin.println(command);
-      long deadline = System.currentTimeMillis() + timeoutMillis;
-      while (System.currentTimeMillis() < deadline) {
-        String line = lines.poll(100, TimeUnit.MILLISECONDS);
-        if (line != null && line.startsWith(prefix)) {
-          return line;
-        }
-      }
-      return null;
-    }
-
     @Override
     public void close() {
-      stdin.close(); // EOF: both server mains exit
+      stdin.close(); // EOF ends JCP's main
       try {
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-          process.destroy();
-          if (!process.waitFor(10, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-          }
-        }
+        StartTime.stop(process); // SIGTERM: Meridian's graceful shutdown
+      } catch (IOException e) {
+        process.destroyForcibly();
       } catch (InterruptedException e) {
         process.destroyForcibly();
         Thread.currentThread().interrupt();
@@ -407,6 +380,7 @@ public final class LoadGenerator {
     Files.deleteIfExists(gcLog);
     Fleet fleet = new Fleet(clusters, intOpt("endpoints"));
     int port = freePort();
+    int httpPort = meridian ? freePort() : -1;
 
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -432,12 +406,10 @@ public final class LoadGenerator {
     Path config = work.resolve("config-" + tag + ".json");
     if (meridian) {
       fleet.writeMeridianConfig(config);
-      cmd.addAll(List.of("-cp", opts.get("meridian-jar") + java.io.File.pathSeparator
-              + opts.get("bench-jar"), MeridianProbe.class.getName(),
+      cmd.addAll(List.of("-cp", opts.get("meridian-jar"), "dev.meridian.cli.Main",
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
-          "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
-      // The throwaway server only warms the load generator: it skips its own startup warm-up.
-      addWords(cmd, tagPrefix.isEmpty() ? opts.get("meridian-args") : "--warmup 0s");
+          "--xds-port", Integer.toString(port), "--http-port", Integer.toString(httpPort)));
+      addWords(cmd, opts.get("meridian-args"));
     } else {
       cmd.addAll(List.of("-cp", opts.get("bench-jar"), JcpServer.class.getName(),
           Integer.toString(port), Integer.toString(clusters), opts.get("endpoints")));
@@ -503,7 +475,7 @@ public final class LoadGenerator {
           }
           awaitQuiet(proc.pid());
           Result r = measure(server, opts.get("variant"), clusters, clients, label, goal, expect, k,
-              trigger, fleetClients, proc, meridian, timeoutMs);
+              trigger, fleetClients, proc, httpPort, timeoutMs);
           if (measured) {
             results.add(r);
           }
@@ -528,7 +500,7 @@ public final class LoadGenerator {
    * fleet does through a server's restart; then the real launcher starts {@code serve} as a new
    * process, on a YAML config as users write it. Each client's figure runs from just before the
    * process start until it holds every cluster and endpoint set: the time an operator's fleet
-   * spends out of sync in a rolling restart, the start and any warm-up included.
+   * spends out of sync in a rolling restart, the start included.
    */
   private Result restart(Scenario scenario, String label) throws Exception {
     boolean delta = scenario.delta();
@@ -598,9 +570,8 @@ public final class LoadGenerator {
       }
       double firstResponse = fleetClients.stream().mapToDouble(BenchClient::firstResponseMillis)
           .filter(d -> !Double.isNaN(d)).min().orElse(Double.NaN);
-      log("  first response %s after the process start; every client in sync after %s; %s",
-          ms(firstResponse), ms(r.latencyMs().max()), serverLog.lines()
-              .filter(l -> l.contains(" warmup ")).findFirst().orElse("no warm-up"));
+      log("  first response %s after the process start; every client in sync after %s",
+          ms(firstResponse), ms(r.latencyMs().max()));
       log("%s", HEADER.lines().findFirst().orElse(""));
       log("%s", r.row());
       return r;
@@ -684,9 +655,9 @@ public final class LoadGenerator {
 
   private Result measure(String server, String variant, int clusters, int clientCount, String event,
       BenchClient.Goal goal, int expect, int k, Runnable trigger, List<BenchClient> clients,
-      ServerProcess proc, boolean meridian, long timeoutMs) throws Exception {
+      ServerProcess proc, int httpPort, long timeoutMs) throws Exception {
     long pid = proc.pid();
-    long serialBefore = meridian ? serializations(proc) : -1;
+    long serialBefore = serializations(httpPort);
     int gcBefore = GcLog.lines(proc.gcLog).size();
     double cpuBefore = ProcStats.cpuSeconds(pid);
     long self = ProcessHandle.current().pid();
@@ -700,11 +671,11 @@ public final class LoadGenerator {
     trigger.run();
     Result r = collect(server, variant, clusters, clientCount, event, clients, proc, timeoutMs,
         new Before(cpuBefore, selfBefore, gcBefore, maxRss));
-    long serialAfter = meridian ? serializations(proc) : -1;
+    long serialAfter = serializations(httpPort);
     return new Result(r.server(), r.variant(), r.clusters(), r.clients(), r.event(), r.reached(),
         r.latencyMs(), r.bytesPerClient(), r.responsesPerClient(), r.cpuSeconds(),
         r.peakRssBytes(), r.maxRssBytes(), r.gc(),
-        meridian && serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
+        serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
         r.mismatches(), r.generatorCpuSeconds());
   }
 
@@ -814,9 +785,32 @@ public final class LoadGenerator {
     return GcLog.heapAfterLastFullGcMiB(GcLog.lines(proc.gcLog));
   }
 
-  private static long serializations(ServerProcess proc) throws InterruptedException {
-    String line = proc.ask("count", "count ", 10_000);
-    return line == null ? -1 : Long.parseLong(line.substring("count ".length()).trim());
+  private static final HttpClient HTTP = HttpClient.newBuilder()
+      .connectTimeout(java.time.Duration.ofSeconds(5)).build();
+
+  /**
+   * Meridian's {@code meridian_resources_serialized_total} from its {@code /metrics} on
+   * {@code httpPort} (docs/operations.md); -1 for no Meridian ({@code httpPort} -1) or no answer.
+   */
+  static long serializations(int httpPort) throws InterruptedException {
+    if (httpPort < 0) {
+      return -1;
+    }
+    try {
+      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+          .timeout(java.time.Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+      return r.statusCode() != 200 ? -1 : serializations(r.body());
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  /** The serialization counter's value in a {@code /metrics} text, or -1 if it has none. */
+  static long serializations(String metrics) {
+    String name = "meridian_resources_serialized_total ";
+    return metrics.lines().filter(l -> l.startsWith(name))
+        .mapToLong(l -> Long.parseLong(l.substring(name.length()).trim())).findFirst().orElse(-1);
   }
 
   static int freePort() throws IOException {

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A tiny run of the load generator's clients (3 clients × 5 clusters) against an in-JVM Meridian:
- * connect, every cluster changed, one endpoint set changed; each reaches its goal and the last
- * event sends each client only the changed endpoint set.
+ * connect, every cluster changed, one endpoint set changed; each reaches its goal, the last
+ * event sends each client only the changed endpoint set, and the serializations the load
+ * generator reads from {@code /metrics} are one per changed resource, none per client.
  */
 class EndToEndTest {
   @TempDir Path dir;
@@ -35,6 +36,8 @@ class EndToEndTest {
     List<BenchClient> clients = new ArrayList<>();
     try (MeridianServer server = new MeridianServer(
         new MeridianServer.Options(config, "127.0.0.1", 0, 0, 100)).start()) {
+      int http = server.httpPort();
+      assertThat(LoadGenerator.serializations(http)).isEqualTo(10); // 5 clusters, 5 endpoint sets
       BenchClient.Shared shared = new BenchClient.Shared(5);
       long t0 = System.nanoTime();
       for (int i = 0; i < 3; i++) {
@@ -48,18 +51,21 @@ class EndToEndTest {
       await(() -> clients.stream().allMatch(BenchClient::done));
       assertThat(clients).allSatisfy(c -> assertThat(c.latencyMillis()).isPositive());
       awaitQuiet(clients);
+      assertThat(LoadGenerator.serializations(http)).isEqualTo(10);
 
       fleet.changeAllClusters();
       arm(clients, BenchClient.Goal.ALL_CLUSTERS, fleet.clusterGen(), 0);
       fleet.writeMeridianConfig(config);
       await(() -> clients.stream().allMatch(BenchClient::done));
       awaitQuiet(clients);
+      assertThat(LoadGenerator.serializations(http)).isEqualTo(15);
 
       fleet.changeEndpoints(2);
       arm(clients, BenchClient.Goal.ONE_ENDPOINT, Fleet.portFor(fleet.endpointGen(2)), 2);
       fleet.writeMeridianConfig(config);
       await(() -> clients.stream().allMatch(BenchClient::done));
       awaitQuiet(clients);
+      assertThat(LoadGenerator.serializations(http)).isEqualTo(16);
       for (BenchClient c : clients) {
         assertThat(c.mismatches()).isZero();
         assertThat(c.responses()).isEqualTo(1); // only the changed endpoint set

@@ -97,7 +97,7 @@ class LauncherTest {
     expected.add("-Xmx4g"); // the user's flags come last, so they win
     expected.add("-jar");
     assertThat(args.subList(0, expected.size())).isEqualTo(expected);
-    // --fleet goes on to the server too: it runs the warm-up
+    // --fleet goes on to the server too, which accepts it (java -jar meridian.jar serve --fleet)
     assertThat(args.subList(expected.size() + 1, args.size()))
         .containsExactly("serve", "--config", "x.yaml", "--fleet");
   }
@@ -124,7 +124,7 @@ class LauncherTest {
         javaArgs(17, 2, Map.of("MERIDIAN_FLEET_FLAGS", "off"), "serve", "--fleet"))) {
       assertThat(args).first().isEqualTo("-jar");
     }
-    // The opt-out drops the JVM flags only: the server still gets --fleet (its warm-up).
+    // The opt-out drops the JVM flags only: the server still gets --fleet.
     assertThat(javaArgs(17, 2, Map.of("MERIDIAN_FLEET_FLAGS", "off"), "serve", "--fleet"))
         .endsWith("serve", "--fleet");
   }

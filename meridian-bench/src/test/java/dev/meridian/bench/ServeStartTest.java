@@ -3,10 +3,6 @@ package dev.meridian.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
-import java.io.IOException;
-import java.net.ConnectException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,17 +14,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code ./meridian serve} as a user starts it (issue 18, "A 20-second start"): the quickstart
- * answers xDS without a warm-up; {@code --fleet} warms up first, with the admin port up meanwhile.
- * {@code /healthz} and {@code /readyz} keep their meaning both ways (docs/operations.md: live;
- * ready for xDS).
+ * answers xDS without a warm-up, with or without {@code --fleet} (issue 19 removed the startup
+ * warm-up; {@code --fleet} is the launcher's JVM flags), and {@code /healthz} and {@code /readyz}
+ * say live and ready (docs/operations.md). {@code --warmup} is a usage error that says it was
+ * removed.
  */
 class ServeStartTest {
   @TempDir Path dir;
@@ -71,16 +69,28 @@ class ServeStartTest {
     server = pb.start();
   }
 
-  @Test
+  @ParameterizedTest(name = "serve {0}")
+  @ValueSource(strings = {"", "--fleet"})
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
-  void aPlainServeAnswersWithoutAWarmup() throws Exception {
-    serve();
+  void serveAnswersWithoutAWarmup(String flags) throws Exception {
+    serve(flags.isEmpty() ? new String[0] : flags.split(" "));
 
     CompletableFuture<DiscoveryResponse> first = firstResponse();
     assertThat(first.get(60, TimeUnit.SECONDS).getResourcesCount()).isEqualTo(2); // the clusters
     assertThat(status("/healthz")).isEqualTo(200);
     assertThat(status("/readyz")).isEqualTo(200);
     assertThat(Files.readString(log)).contains("config_load result=ok").doesNotContain("warmup");
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void theRemovedWarmupFlagIsAUsageErrorSayingSo() throws Exception {
+    serve("--fleet", "--warmup", "20s");
+
+    assertThat(server.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(server.exitValue()).isEqualTo(2);
+    assertThat(Files.readString(log)).contains("meridian serve: --warmup was removed")
+        .contains("docs/operations.md").doesNotContain("config_load");
   }
 
   @Test
@@ -100,24 +110,6 @@ class ServeStartTest {
         .doesNotContain("jdk.jfr.internal.MetadataRepository ");
   }
 
-  @Test
-  @Timeout(value = 120, unit = TimeUnit.SECONDS)
-  void serveFleetIsLiveButNotReadyWhileItWarmsUp() throws Exception {
-    // A budget far longer than the checks take, even on a busy 2-core machine: the warm-up is
-    // still running when the ports are asked. The server is stopped after that (see stop()).
-    serve("--fleet", "--warmup", "60s");
-
-    await("the warm-up began", () -> read(log).contains("warmup_start"));
-    int healthz = status("/healthz");
-    int readyz = status("/readyz");
-    boolean xdsOpen = accepts(xdsPort);
-    assertThat(read(log)).as("still warming up when the ports were asked")
-        .doesNotContain("warmup result");
-    assertThat(healthz).isEqualTo(200); // live: a liveness probe must not restart it
-    assertThat(readyz).isEqualTo(503); // not ready for xDS yet
-    assertThat(xdsOpen).isFalse();
-  }
-
   /** Wildcard CDS over ADS from a client that retries until the port opens. */
   private CompletableFuture<DiscoveryResponse> firstResponse() {
     first = new StartTime.FirstResponse(xdsPort, "start-test");
@@ -130,29 +122,4 @@ class ServeStartTest {
         .statusCode();
   }
 
-  private static boolean accepts(int port) throws IOException {
-    try (Socket s = new Socket()) {
-      s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
-      return true;
-    } catch (ConnectException e) {
-      return false;
-    }
-  }
-
-  private static String read(Path p) {
-    try {
-      return Files.readString(p);
-    } catch (IOException e) {
-      return "";
-    }
-  }
-
-  private void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!condition.getAsBoolean()) {
-      assertThat(server.isAlive()).as("server exited; see " + log).isTrue();
-      assertThat(System.nanoTime()).as("timed out: " + what).isLessThan(deadline);
-      Thread.sleep(20);
-    }
-  }
 }

@@ -8,13 +8,19 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
     description = "Serve xDS from a config file or directory, hot-reloading it on change.")
 final class ServeCommand implements Callable<Integer> {
-  /** The warm-up budget of {@code --fleet}: on 2 cores the JIT catches up in about that. */
-  static final Duration FLEET_WARMUP = Duration.ofSeconds(20);
+  /** What {@code --warmup} answers since the startup warm-up was removed (issue 19). */
+  static final String WARMUP_REMOVED = "--warmup was removed with the startup warm-up, which did"
+      + " not pay for itself; see docs/operations.md, \"Startup warm-up (removed)\"";
+
+  @Spec CommandSpec spec;
 
   @Option(names = "--config", required = true, paramLabel = "PATH",
       description = "A config file, or a directory of .yaml/.yml/.json config files.")
@@ -95,17 +101,18 @@ final class ServeCommand implements Callable<Integer> {
       description = "Format of published files: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
   FilePublisher.Format format;
 
+  /** Read by the {@code ./meridian} launcher, which adds its JVM flags; accepted here for that. */
   @Option(names = "--fleet",
-      description = "Tune for a large fleet's first push after a restart: the startup warm-up "
-          + "(see --warmup) before the xDS port opens, and, through ./meridian, JIT and G1 "
-          + "flags. Costs the start: the xDS port opens up to 20 s later (docs/operations.md).")
+      description = "JVM tuning for a large fleet: ./meridian adds its JIT and G1 flags "
+          + "(docs/operations.md, \"Fleet tuning\"). The server itself starts as without it.")
   boolean fleet;
 
-  @Option(names = "--warmup", paramLabel = "DURATION", converter = DurationConverter.class,
-      description = "Before the xDS port opens, serve a synthetic fleet over loopback for at most "
-          + "this long, so that a fleet connecting to a freshly started server meets compiled "
-          + "code; 0s: none (default: 0s, or 20s with --fleet).")
-  Duration warmup;
+  /** Issue 19: the warm-up is gone; its flag says so instead of being an unknown option. */
+  @Option(names = "--warmup", hidden = true, arity = "0..1", paramLabel = "DURATION",
+      description = "Removed, with the startup warm-up (docs/operations.md).")
+  void warmup(String ignored) {
+    throw new ParameterException(spec.commandLine(), WARMUP_REMOVED);
+  }
 
   @Option(names = "--log-level", defaultValue = "info", paramLabel = "LEVEL",
       converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
@@ -124,8 +131,7 @@ final class ServeCommand implements Callable<Integer> {
             .withHeartbeatInterval(heartbeatInterval)
             .withReferenceCheck(check)
             .withRestMaxWait(restMaxWait)
-            .withPublish(publishDir, format)
-            .withWarmup(warmupBudget()));
+            .withPublish(publishDir, format));
     try {
       server.start();
     } catch (ConfigException e) {
@@ -142,14 +148,5 @@ final class ServeCommand implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "meridian-shutdown"));
     server.awaitTermination();
     return 0;
-  }
-
-  /**
-   * Issue 18: no warm-up unless asked for. It costs every start its budget and helps one case,
-   * a large fleet's first push after a restart: {@code --fleet} turns it on, {@code --warmup}
-   * sets its budget, with or without {@code --fleet}.
-   */
-  Duration warmupBudget() {
-    return warmup != null ? warmup : fleet ? FLEET_WARMUP : Duration.ZERO;
   }
 }

@@ -117,8 +117,7 @@ class CliOpsTest {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
         Main.class.getName(), "serve", "--config", file.toString(), "--xds-port", "0",
-        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s",
-        "--warmup", "0s")
+        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s")
         .redirectErrorStream(true).start();
     List<String> output = new ArrayList<>();
     try (BufferedReader out = new BufferedReader(

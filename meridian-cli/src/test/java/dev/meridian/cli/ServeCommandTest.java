@@ -6,7 +6,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -33,25 +32,12 @@ class ServeCommandTest {
         .contains("missing 'name'");
   }
 
-  /**
-   * Issue 18, "A 20-second start": a plain start has no warm-up; --fleet runs it for up to 20 s;
-   * --warmup sets the budget with or without --fleet.
-   */
+  /** --fleet stays: the launcher reads it (its JVM flags) and passes it on; serve accepts it. */
   @Test
-  void onlyFleetOrAnExplicitBudgetWarmsUp() {
-    assertThat(warmupBudget("--config", "x.yaml")).isZero();
-    assertThat(warmupBudget("--config", "x.yaml", "--fleet")).isEqualTo(Duration.ofSeconds(20));
-    assertThat(warmupBudget("--config", "x.yaml", "--fleet", "--warmup", "3s"))
-        .isEqualTo(Duration.ofSeconds(3));
-    assertThat(warmupBudget("--config", "x.yaml", "--fleet", "--warmup", "0s")).isZero();
-    assertThat(warmupBudget("--config", "x.yaml", "--warmup", "3s"))
-        .isEqualTo(Duration.ofSeconds(3));
-  }
-
-  private static Duration warmupBudget(String... args) {
+  void fleetIsAccepted() {
     ServeCommand serve = new ServeCommand();
-    new CommandLine(serve).parseArgs(args);
-    return serve.warmupBudget();
+    new CommandLine(serve).parseArgs("--config", "x.yaml", "--fleet");
+    assertThat(serve.fleet).isTrue();
   }
 
   @Test

@@ -69,7 +69,7 @@ class UsageErrorsTest {
 
   /** Issue 18 §6: a bad option gets one line and a hint to --help, not the 60-line usage. */
   @ParameterizedTest
-  @ValueSource(strings = {"serve --config c.yaml --warmup 5", "serve --config c.yaml --xds-port abc",
+  @ValueSource(strings = {"serve --config c.yaml --shutdown-timeout 5", "serve --config c.yaml --xds-port abc",
       "serve --config c.yaml --verbose", "serve", "get --srever 127.0.0.1:1 --type clusters",
       "bootstrap envoy --mode ads --server"})
   void aBadOptionPrintsTheErrorAndAHintNotTheUsage(String args) {
@@ -81,6 +81,37 @@ class UsageErrorsTest {
     assertThat(lines.get(lines.size() - 1)).isEqualTo("Try '" + command + " --help' for usage.");
     assertThat(lines).hasSizeLessThanOrEqualTo(3); // error, suggestions for a misspelt option, hint
     assertThat(err.toString()).doesNotContain("Usage:");
+  }
+
+  /**
+   * Issue 19: the startup warm-up was removed, and its flag with it. Using it is a usage error
+   * that says so and where to read why, in any form, with or without --fleet; --help does not
+   * list it.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"serve --config c.yaml --warmup 20s", "serve --config c.yaml --warmup",
+      "serve --config c.yaml --fleet --warmup 0s", "serve --warmup=5s --config c.yaml"})
+  void theRemovedWarmupFlagSaysItWasRemovedAndWhereToRead(String args) {
+    assertThat(run(args.split(" "))).isEqualTo(2);
+    assertThat(err.toString().lines()).containsExactly(
+        "meridian serve: --warmup was removed with the startup warm-up, which did not pay for"
+            + " itself; see docs/operations.md, \"Startup warm-up (removed)\"",
+        "Try 'meridian serve --help' for usage.");
+    assertThat(out.toString()).isEmpty();
+  }
+
+  @Test
+  void theSectionTheRemovedWarmupPointsToExists() throws Exception {
+    String ops = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "operations.md"));
+    assertThat(ServeCommand.WARMUP_REMOVED).contains("docs/operations.md, \"Startup warm-up (removed)\"");
+    assertThat(ops).contains("\n### Startup warm-up (removed)\n");
+  }
+
+  @Test
+  void serveHelpListsFleetButNotTheRemovedWarmup() {
+    assertThat(run("serve", "--help")).isZero();
+    assertThat(out.toString()).contains("--fleet").doesNotContain("--warmup")
+        .doesNotContain("warm-up");
   }
 
   @Test

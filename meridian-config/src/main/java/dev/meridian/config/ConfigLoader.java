@@ -27,7 +27,8 @@ import java.util.stream.Stream;
  * A config with any problem is rejected as a whole, with every problem named.
  *
  * <p>Keeps the resources of the last good load, so a reload re-parses only resources whose text
- * changed and unchanged resources keep their identity (and their one serialization).
+ * changed and unchanged resources keep their identity (and their one serialization). How many
+ * resources it had to build, each serialized once, is {@link #resourcesSerialized()}.
  */
 public final class ConfigLoader {
   private static final String RESOURCE_WRAPPER =
@@ -42,6 +43,9 @@ public final class ConfigLoader {
   private Map<String, XdsResource> cache = new HashMap<>();
   /** What the last load served: its snapshots of unchanged types are kept (Snapshot.of). */
   private ServedConfig last = ServedConfig.empty();
+  /** Resources built (and so serialized) by this loader's loads; read by other threads. */
+  private final java.util.concurrent.atomic.AtomicLong serialized =
+      new java.util.concurrent.atomic.AtomicLong();
 
   /** The result of a successful load. */
   public record Loaded(ServedConfig config, List<Path> files, int resources, int groups,
@@ -49,6 +53,17 @@ public final class ConfigLoader {
 
   public Loaded load(Path path) throws ConfigException {
     return load(read(path));
+  }
+
+  /**
+   * How many resources this loader has built over all its loads, failed ones included: each is
+   * serialized once, when it is built ({@link XdsResource#of}); every response that carries it
+   * reuses those bytes. A resource whose text is unchanged since the last good load is reused,
+   * not built again: so this grows by the new and changed resources of each load. The server
+   * exposes it as {@code meridian_resources_serialized_total}. Thread-safe.
+   */
+  public long resourcesSerialized() {
+    return serialized.get();
   }
 
   /**
@@ -443,6 +458,7 @@ public final class ConfigLoader {
         return null;
       }
       XdsResource resource = XdsResource.of(type, message, ttl, aliases);
+      serialized.incrementAndGet();
       nextCache.put(cacheKey, resource);
       return resource;
     }

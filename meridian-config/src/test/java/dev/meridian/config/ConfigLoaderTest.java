@@ -234,6 +234,30 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void eachNewOrChangedResourceIsSerializedOnceAndUnchangedOnesNotAgain() throws Exception {
+    Path p = write("c.yaml", "resources:\n" + CLUSTER
+        + "  - { \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster, name: other }\n");
+    ConfigLoader loader = new ConfigLoader();
+    assertThat(loader.resourcesSerialized()).isZero();
+    loader.load(p);
+    assertThat(loader.resourcesSerialized()).isEqualTo(2);
+    loader.load(p); // the same text: both reused
+    assertThat(loader.resourcesSerialized()).isEqualTo(2);
+    Files.writeString(p, "resources:\n" + CLUSTER
+        + "  - { \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster, name: other, connect_timeout: 3s }\n");
+    loader.load(p); // one changed
+    assertThat(loader.resourcesSerialized()).isEqualTo(3);
+    // A load that fails still built its good resources: counted, though not kept.
+    Files.writeString(p, "resources:\n" + CLUSTER
+        + "  - { \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster, name: third }\n"
+        + "  - { \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster }\n");
+    assertThatThrownBy(() -> loader.load(p)).isInstanceOf(ConfigException.class);
+    assertThat(loader.resourcesSerialized()).isEqualTo(4);
+    // Another loader counts its own.
+    assertThat(new ConfigLoader().resourcesSerialized()).isZero();
+  }
+
+  @Test
   void aTypeWithoutChangeKeepsItsSnapshotAcrossReloadsAndAChangedTypeGetsANewOne() throws Exception {
     String endpoints = """
           - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment

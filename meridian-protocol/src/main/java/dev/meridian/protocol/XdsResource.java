@@ -42,7 +42,6 @@ public final class XdsResource {
           "expected " + type.typeUrl() + " but got " + message.getDescriptorForType().getFullName());
     }
     ByteString bytes = deterministicBytes(message);
-    SerializationCounter.increment();
     Any any = Any.newBuilder().setTypeUrl(type.typeUrl()).setValue(bytes).build();
     // The TTL is part of what the client receives (spec "TTL"), so a TTL change is a new version.
     String version = Versions.ofBytes(ttl == null ? bytes : bytes.concat(ttl.toByteString()));

@@ -63,40 +63,11 @@ public final class DiscoveryHub {
   private final StreamRegistry registry = new StreamRegistry();
   /** Below this many streams a config change is handed out from the updating thread alone. */
   private static final int FAN_OUT_FROM = 256;
-  private final int fanOutFrom;
   private volatile Executor fanOut;
   private volatile int fanOutWays = 1;
   private final Metrics metrics = new Metrics();
   /** This hub's streams share interned subscriptions and answers; other hubs' never do. */
   private final Sharing sharing = Sharing.interning();
-  /** False for the warm-up's private hub: its synthetic streams are not worth a log line each. */
-  private final boolean logsStreams;
-
-  public DiscoveryHub() {
-    this(true, FAN_OUT_FROM);
-  }
-
-  private DiscoveryHub(boolean logsStreams, int fanOutFrom) {
-    this.logsStreams = logsStreams;
-    this.fanOutFrom = fanOutFrom;
-  }
-
-  /**
-   * The warm-up's private hub: new and empty, on this hub's fan-out pool, but its streams log no
-   * open and close lines, and it fans out from its first stream: the warm-up's 200 synthetic
-   * streams then run the path a fleet of thousands takes (below {@link #FAN_OUT_FROM} they would
-   * not, and the fleet's first pushes compiled it).
-   */
-  DiscoveryHub warmupSibling() {
-    DiscoveryHub h = new DiscoveryHub(false, 1);
-    h.fanOut = fanOut;
-    h.fanOutWays = fanOutWays;
-    return h;
-  }
-
-  boolean logsStreams() {
-    return logsStreams;
-  }
 
   /** What the streams of this hub share (see {@link Sharing}). */
   public Sharing sharing() {
@@ -169,7 +140,7 @@ public final class DiscoveryHub {
     ServedConfig next = served.config();
     long gen = served.generation();
     Executor pool = fanOut;
-    if (pool == null || all.size() < fanOutFrom) {
+    if (pool == null || all.size() < FAN_OUT_FROM) {
       for (Listener s : all) {
         s.onConfig(next, changes, gen);
       }

@@ -48,8 +48,6 @@ public final class MeridianServer implements AutoCloseable {
    * @param referenceCheck what to do with dangling references on load (see {@link ReferenceCheck})
    * @param restMaxWait the cap on a REST-JSON poll's {@code Prefer: wait}
    * @param publishDir null, or where to publish DiscoveryResponse files for path config sources
-   * @param warmup null or zero: none; else the most time a startup warm-up (see {@link Warmup})
-   *     may take before the xDS port opens
    */
   public record Options(Path config,
       String bind,
@@ -67,8 +65,7 @@ public final class MeridianServer implements AutoCloseable {
       ReferenceCheck referenceCheck,
       Duration restMaxWait,
       Path publishDir,
-      FilePublisher.Format publishFormat,
-      Duration warmup) {
+      FilePublisher.Format publishFormat) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
     public Options {
@@ -106,43 +103,39 @@ public final class MeridianServer implements AutoCloseable {
 
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     public Options withAdminBind(String v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
     }
 
     public Options withMaxConnectionAge(Duration age, Duration grace) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
     }
 
     public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
     }
 
     public Options withShutdownTimeout(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
     }
 
     public Options withHeartbeatInterval(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, warmup);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat);
     }
 
     public Options withReferenceCheck(ReferenceCheck v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, warmup);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat);
     }
 
     public Options withRestMaxWait(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, warmup);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat);
     }
 
     public Options withPublish(Path dir, FilePublisher.Format format) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, warmup);
-    }
-
-    public Options withWarmup(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format);
     }
 
     HeartbeatPolicy heartbeats() {
@@ -160,6 +153,8 @@ public final class MeridianServer implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
+  /** Builds the served configs; counts the resources it serializes (the metrics read it). */
+  private final ConfigLoader loader = new ConfigLoader();
   private ConfigWatcher watcher;
   private Server grpc;
   private AdminHttpServer http;
@@ -178,10 +173,11 @@ public final class MeridianServer implements AutoCloseable {
     });
     // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
     hub.fanOutOn(streamPool, threads);
+    hub.metrics().resourcesSerializedBy(loader::resourcesSerialized);
   }
 
   public MeridianServer start() throws ConfigException, IOException {
-    watcher = new ConfigWatcher(options.config(), new ConfigLoader(), loaded -> {
+    watcher = new ConfigWatcher(options.config(), loader, loaded -> {
       ConfigChecks.Result checks = check(loaded.config());
       if (checks.rejected()) {
         // The watcher then keeps the served config as the one it compares with, and reports this.
@@ -225,18 +221,14 @@ public final class MeridianServer implements AutoCloseable {
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
         .kv("path", options.config()).toString());
     try {
-      // Admin first: /healthz answers and /readyz says 503 while the warm-up runs.
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
           () -> !closing.get(), this::isReady, hub);
       http.handle(RestDiscovery.PREFIX, new RestDiscovery(hub, Clock.systemUTC(),
           options.heartbeats(), streamPool, ticker, options.restMaxWait()));
-      if (options.warmup() != null && !options.warmup().isZero()) {
-        warmUp(options.warmup());
-      }
       if (closing.get()) {
         throw new IOException("closed while starting");
       }
-      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort()), hub).start();
+      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort())).start();
     } catch (IOException e) {
       close();
       throw e;
@@ -248,10 +240,10 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   /**
-   * Builds the xDS gRPC server (not started): every discovery service over {@code hub}, CSDS, the
-   * transport settings of the options. The warm-up builds its private server here too.
+   * Builds the xDS gRPC server (not started): every discovery service over the hub, CSDS, the
+   * transport settings of the options.
    */
-  private Server xdsServer(InetSocketAddress address, DiscoveryHub hub) {
+  private Server xdsServer(InetSocketAddress address) {
     NettyServerBuilder b = NettyServerBuilder
         .forAddress(address)
         // Accept keepalive pings from grpc-java (>= 10s) and Envoy (its connection_keepalive),
@@ -276,32 +268,6 @@ public final class MeridianServer implements AutoCloseable {
     }
     b.addService(new CsdsService(hub, streamPool));
     return b.build();
-  }
-
-  /**
-   * Startup warm-up ({@link Warmup}) before the xDS port opens, bounded by {@code budget}. Never
-   * fails the start: a warm-up that cannot run is logged and the server starts cold.
-   */
-  private void warmUp(Duration budget) {
-    // Said first: the xDS port stays closed for the warm-up (up to its budget), which must not
-    // look like a hang.
-    LOG.log(System.Logger.Level.INFO, LogLine.of("warmup_start")
-        .kv("budget_ms", budget.toMillis()).kv("xds_port", "opens after the warm-up").toString());
-    try {
-      Warmup.Report r = new Warmup(this::xdsServer, hub::warmupSibling).run(budget,
-          closing::get);
-      LOG.log(System.Logger.Level.INFO, LogLine.of("warmup").kv("result", "ok")
-          .kv("end", r.end().label()).kv("rounds", r.rounds()).kv("events", r.events())
-          .kv("responses", r.responses()).kv("jit_queue", r.jitQueue())
-          .kv("push_path_c2", r.pushPathOptimized() < 0 ? "unknown"
-              : r.pushPathOptimized() + "/" + Warmup.PUSH_PATH.size()).kv("ms", r.millis())
-          .toString());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (Exception | LinkageError e) {
-      LOG.log(System.Logger.Level.WARNING, LogLine.of("warmup").kv("result", "failed")
-          .kv("error", String.valueOf(e)).toString());
-    }
   }
 
   /**

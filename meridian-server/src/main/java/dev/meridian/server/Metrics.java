@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 
 /**
  * Server counters, exposed as Prometheus text (exposition format 0.0.4) on {@code /metrics}. Written
@@ -31,6 +32,8 @@ public final class Metrics {
   private final Map<String, LongAdder> streamsOpened = new java.util.concurrent.ConcurrentHashMap<>();
   /** variant + NUL + type abbreviation → connected streams that have requested that type. */
   private final Map<String, LongAdder> streamsByType = new java.util.concurrent.ConcurrentHashMap<>();
+  /** Resources serialized so far, as counted by whoever builds them (the config loader). */
+  private volatile LongSupplier resourcesSerialized = () -> 0;
 
   public Metrics() {
     for (ResourceType t : ResourceType.values()) {
@@ -96,6 +99,15 @@ public final class Metrics {
         .decrement();
   }
 
+  /**
+   * Where {@code meridian_resources_serialized_total} comes from: the count of resources built
+   * (each serialized once) by what produces the served configs, read when the metrics are
+   * rendered. {@link MeridianServer} sets its config loader's.
+   */
+  void resourcesSerializedBy(LongSupplier counter) {
+    this.resourcesSerialized = counter;
+  }
+
   /** Renders every family; gauges are computed now from the registry and the served config. */
   public String render(StreamRegistry registry, ServedConfig config) {
     StringBuilder sb = new StringBuilder(4096);
@@ -135,6 +147,11 @@ public final class Metrics {
     header(sb, "meridian_config_push_streams_total", "counter",
         "Streams handed a config change, summed over changes: only the streams a change concerns.");
     sb.append("meridian_config_push_streams_total ").append(pushedTo.sum()).append('\n');
+    header(sb, "meridian_resources_serialized_total", "counter",
+        "Resources built and serialized by config loads: once per new or changed resource, "
+            + "however many clients receive it.");
+    sb.append("meridian_resources_serialized_total ").append(resourcesSerialized.getAsLong())
+        .append('\n');
     header(sb, "meridian_push_latency_seconds", "histogram",
         "From a config change reaching a stream to the client's ACK of the response it caused.");
     pushLatency.forEach((t, h) -> h.render(sb, "meridian_push_latency_seconds",

@@ -37,7 +37,6 @@ final class SharedBodyMarshaller<M extends MessageLite> implements MethodDescrip
   private final Function<M, M> withoutResources;
   /** Most recently used last. Guarded by itself. */
   private final List<Entry> entries = new ArrayList<>();
-  private long encodings; // for tests
 
   SharedBodyMarshaller(MethodDescriptor.Marshaller<M> plain, int field,
       Function<M, List<? extends MessageLite>> resources, Function<M, M> withoutResources) {
@@ -76,20 +75,6 @@ final class SharedBodyMarshaller<M extends MessageLite> implements MethodDescrip
     return plain.parse(stream);
   }
 
-  /** Times a shared list was encoded (visible for tests). */
-  long encodings() {
-    synchronized (entries) {
-      return encodings;
-    }
-  }
-
-  /** Lists held (visible for tests). */
-  int cachedLists() {
-    synchronized (entries) {
-      return entries.size();
-    }
-  }
-
   /** The shared encoding of {@code list}, or null if it is not (yet) a list seen twice. */
   private byte[] body(List<? extends MessageLite> list) {
     Entry seen = null;
@@ -115,7 +100,6 @@ final class SharedBodyMarshaller<M extends MessageLite> implements MethodDescrip
     synchronized (entries) {
       if (seen.body == null) {
         seen.body = body;
-        encodings++;
         trim();
       }
       return seen.body;

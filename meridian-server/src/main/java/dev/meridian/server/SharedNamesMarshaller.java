@@ -109,13 +109,6 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     }
   }
 
-  /** Visible for tests: how many distinct name lists are held. */
-  int cachedLists() {
-    synchronized (cache) {
-      return cache.size();
-    }
-  }
-
   T parseSharing(byte[] bytes) throws InvalidProtocolBufferException {
     // Find the run of name entries; serializers write fields in number order, so it is one run.
     CodedInputStream in = CodedInputStream.newInstance(bytes);

@@ -21,7 +21,6 @@ final class StreamTelemetry {
   private final Clock clock;
   final StreamInfo info;
   private boolean announced;
-  private final boolean logs;
   private final Set<ResourceType> requestedTypes = EnumSet.noneOf(ResourceType.class);
   /** When the latest config change reached this stream (System.nanoTime), 0 if none yet. */
   private long configChangedAt;
@@ -38,7 +37,6 @@ final class StreamTelemetry {
       Clock clock) {
     this.metrics = hub.metrics();
     this.clock = clock;
-    this.logs = hub.logsStreams();
     this.info = new StreamInfo(hub.registry().nextId(), variant, StreamInfo.service(perType),
         method, PeerAddress.current(), clock.instant());
     metrics.streamOpened(variant);
@@ -100,9 +98,6 @@ final class StreamTelemetry {
   void announce(Node node, String group) {
     if (!announced) {
       announced = true;
-      if (!logs) {
-        return;
-      }
       LOG.log(System.Logger.Level.INFO, LogLine.of("stream_open").kv("stream", info.id())
           .kv("node", node == null ? null : node.getId())
           .kv("cluster", node == null ? null : node.getCluster())
@@ -116,9 +111,6 @@ final class StreamTelemetry {
     announce(node, group);
     requestedTypes.forEach(t -> metrics.typeReleased(info.variant(), t));
     requestedTypes.clear();
-    if (!logs) {
-      return;
-    }
     LOG.log(System.Logger.Level.INFO, LogLine.of("stream_close").kv("stream", info.id())
         .kv("node", node == null ? null : node.getId()).kv("peer", info.peer())
         .kv("method", info.method())

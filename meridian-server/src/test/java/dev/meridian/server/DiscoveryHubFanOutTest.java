@@ -85,22 +85,6 @@ class DiscoveryHubFanOutTest {
   }
 
   @Test
-  void theWarmupsHubTakesTheFleetsFanOutPathWithFewStreams() {
-    DiscoveryHub real = new DiscoveryHub();
-    real.fanOutOn(pool, 2);
-    DiscoveryHub warmup = real.warmupSibling();
-    List<Recorder> streams = register(warmup, 3); // far below FAN_OUT_FROM
-    ServedConfig c = config("a");
-    warmup.update(c);
-    for (Recorder r : streams) {
-      assertThat(r.seen).containsExactly(c);
-      assertThat(r.threads).doesNotContain(Thread.currentThread()); // handed out by the pool
-    }
-    assertThat(warmup.logsStreams()).isFalse();
-    assertThat(real.streamCount()).isZero();
-  }
-
-  @Test
   void aShutDownPoolStillHandsEveryStreamTheChange() {
     DiscoveryHub hub = new DiscoveryHub();
     pool.shutdownNow();

@@ -10,11 +10,16 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** Whole-type responses many clients receive are encoded once; each client still gets its own message. */
+/**
+ * Whole-type responses many clients receive are encoded once; each client still gets its own
+ * message. "Encoded once" is seen as gRPC sees it: draining a client's stream writes the body
+ * from the one shared array, the same array for every client.
+ */
 class SharedBodyMarshallerTest {
   final SharedBodyMarshaller<DiscoveryResponse> sotw = SharedBodyMarshaller.sotw(
       AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getResponseMarshaller());
@@ -29,31 +34,58 @@ class SharedBodyMarshallerTest {
         .setNonce(nonce).addAllResources(resources).build();
   }
 
-  static <M> M roundTrip(io.grpc.MethodDescriptor.Marshaller<M> m, M message) throws Exception {
+  /** What one client is sent: the bytes, and the array its shared body came from (null: none). */
+  record Sent(byte[] bytes, byte[] sharedBody) {}
+
+  /** Streams {@code message} as gRPC does: drained if it can be (as the transport drains it). */
+  static <M> Sent send(io.grpc.MethodDescriptor.Marshaller<M> m, M message) throws Exception {
     try (InputStream in = m.stream(message)) {
-      return m.parse(in);
+      if (!(in instanceof SharedBodyMarshaller.Concat c)) {
+        return new Sent(in.readAllBytes(), null);
+      }
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      byte[][] last = new byte[1][];
+      c.drainTo(new OutputStream() {
+        @Override
+        public void write(int b) {
+          out.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+          last[0] = b; // the body comes last
+          out.write(b, off, len);
+        }
+      });
+      return new Sent(out.toByteArray(), last[0]);
     }
+  }
+
+  /** Sends {@code r} and checks the client parses exactly {@code r}; returns the shared body. */
+  byte[] sendSotw(DiscoveryResponse r) throws Exception {
+    Sent sent = send(sotw, r);
+    assertThat(DiscoveryResponse.parseFrom(sent.bytes())).isEqualTo(r);
+    return sent.sharedBody();
   }
 
   @Test
   void aWholeTypeForManyClientsIsEncodedOnceAndEachClientGetsItsOwnMessage() throws Exception {
     List<Any> shared = clusters(200, "c-");
-    for (int client = 0; client < 5; client++) {
-      DiscoveryResponse r = response(shared, "n" + client);
-      assertThat(roundTrip(sotw, r)).isEqualTo(r);
+    assertThat(sendSotw(response(shared, "n0"))).as("first sighting: plain").isNull();
+    byte[] body = sendSotw(response(shared, "n1"));
+    assertThat(body).isNotNull();
+    for (int client = 2; client < 5; client++) {
+      assertThat(sendSotw(response(shared, "n" + client))).isSameAs(body);
     }
-    assertThat(sotw.encodings()).isEqualTo(1);
   }
 
   @Test
   void equalButDistinctResourcesAndSmallResponsesTakeThePlainPath() throws Exception {
     for (int client = 0; client < 3; client++) {
-      DiscoveryResponse r = response(clusters(200, "c-"), "n" + client); // new Any objects each time
-      assertThat(roundTrip(sotw, r)).isEqualTo(r);
-      DiscoveryResponse small = response(clusters(3, "s-"), "m" + client);
-      assertThat(roundTrip(sotw, small)).isEqualTo(small);
+      // new Any objects each time
+      assertThat(sendSotw(response(clusters(200, "c-"), "n" + client))).isNull();
+      assertThat(sendSotw(response(clusters(3, "s-"), "m" + client))).isNull();
     }
-    assertThat(sotw.encodings()).isZero();
   }
 
   @Test
@@ -90,30 +122,40 @@ class SharedBodyMarshallerTest {
         AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getResponseMarshaller());
     List<Resource> shared = clusters(100, "c-").stream()
         .map(a -> Resource.newBuilder().setName("x").setVersion("1").setResource(a).build()).toList();
+    List<byte[]> bodies = new java.util.ArrayList<>();
     for (int client = 0; client < 3; client++) {
       DeltaDiscoveryResponse r = DeltaDiscoveryResponse.newBuilder().setSystemVersionInfo("s")
           .setTypeUrl("t").setNonce("n" + client).addAllResources(shared)
           .addRemovedResources("gone").build();
-      assertThat(roundTrip(delta, r)).isEqualTo(r);
+      Sent sent = send(delta, r);
+      assertThat(DeltaDiscoveryResponse.parseFrom(sent.bytes())).isEqualTo(r);
+      bodies.add(sent.sharedBody());
     }
-    assertThat(delta.encodings()).isEqualTo(1);
+    assertThat(bodies.get(0)).isNull();
+    assertThat(bodies.get(1)).isNotNull();
+    assertThat(bodies.get(2)).isSameAs(bodies.get(1));
   }
 
   @Test
   void theCacheIsBounded() throws Exception {
+    List<List<Any>> sets = new java.util.ArrayList<>();
+    List<byte[]> bodies = new java.util.ArrayList<>();
     for (int set = 0; set < 30; set++) {
       List<Any> shared = clusters(100, "set" + set + "-");
-      for (int client = 0; client < 2; client++) {
-        DiscoveryResponse r = response(shared, "n" + client);
-        assertThat(roundTrip(sotw, r)).isEqualTo(r);
-      }
+      sets.add(shared);
+      assertThat(sendSotw(response(shared, "n0"))).isNull();
+      byte[] body = sendSotw(response(shared, "n1"));
+      assertThat(body).isNotNull();
+      assertThat(bodies).noneMatch(b -> b == body); // each list encoded once, on its own
+      bodies.add(body);
     }
-    assertThat(sotw.encodings()).isEqualTo(30);
-    assertThat(sotw.cachedLists()).isLessThanOrEqualTo(8);
-    // An early list was evicted: seen again, it is a first sighting (plain), then encoded anew.
-    List<Any> first = clusters(100, "again-");
-    roundTrip(sotw, response(first, "a"));
-    roundTrip(sotw, response(first, "b"));
-    assertThat(sotw.encodings()).isEqualTo(31);
+    // The 8 lists seen last are still held: a third client gets the same encoding.
+    for (int set = 22; set < 30; set++) {
+      assertThat(sendSotw(response(sets.get(set), "n2"))).as("set " + set).isSameAs(bodies.get(set));
+    }
+    // The one before them was let go: seen again, it is a first sighting (plain), then encoded
+    // anew, into another array.
+    assertThat(sendSotw(response(sets.get(21), "n2"))).isNull();
+    assertThat(sendSotw(response(sets.get(21), "n3"))).isNotNull().isNotSameAs(bodies.get(21));
   }
 }
