@@ -268,20 +268,20 @@ class AdminHttpTest {
   void metricsCountEachResourceVersionSerializedOnceHoweverManyClientsReceiveIt() throws Exception {
     // The fixture's config: 4 resources, each built and serialized by the first load.
     assertThat(metric("meridian_resources_serialized_total")).isEqualTo(4);
-    java.util.List<OpsFixture.AdsClient> clients = new java.util.ArrayList<>();
+    java.util.List<RawXdsClient.Sotw> clients = new java.util.ArrayList<>();
     for (int i = 0; i < 5; i++) {
-      OpsFixture.AdsClient c = f.ads("envoy-" + i, "edge");
+      RawXdsClient.Sotw c = f.ads("envoy-" + i, "edge");
       c.ack(c.subscribe(CDS));
       clients.add(c);
     }
     assertThat(metric("meridian_resources_serialized_total")).isEqualTo(4);
     // One cluster changed: that one resource is built anew; the others are reused.
     f.reload(OpsFixture.config("3s"));
-    for (OpsFixture.AdsClient c : clients) {
-      c.ack(c.next(CDS));
+    for (RawXdsClient.Sotw c : clients) {
+      c.ack(c.take(CDS));
     }
     assertThat(metric("meridian_resources_serialized_total")).isEqualTo(5);
-    clients.forEach(OpsFixture.AdsClient::disconnect);
+    clients.forEach(RawXdsClient::close);
   }
 
   private String get(String path) {
