@@ -4,25 +4,55 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import java.util.regex.Pattern;
 
 /**
- * Matches a node by id and cluster with shell-style globs ({@code *} any run, {@code ?} one
- * character). A null pattern matches anything; all given patterns must match.
+ * Matches a node by id and cluster, and the stream's verified identity, with shell-style globs
+ * ({@code *} any run, {@code ?} one character). A null pattern matches anything; all given
+ * patterns must match.
  */
 public final class NodeMatcher {
   private final String nodeIdGlob;
   private final String nodeClusterGlob;
+  private final String identityGlob;
   private final Pattern nodeId;
   private final Pattern nodeCluster;
+  private final Pattern identity;
 
   public NodeMatcher(String nodeIdGlob, String nodeClusterGlob) {
-    this.nodeIdGlob = nodeIdGlob;
-    this.nodeClusterGlob = nodeClusterGlob;
-    this.nodeId = nodeIdGlob == null ? null : glob(nodeIdGlob);
-    this.nodeCluster = nodeClusterGlob == null ? null : glob(nodeClusterGlob);
+    this(nodeIdGlob, nodeClusterGlob, null);
   }
 
+  /** {@code identityGlob}: the verified identities allowed (issue 20); null: any, or none. */
+  public NodeMatcher(String nodeIdGlob, String nodeClusterGlob, String identityGlob) {
+    this.nodeIdGlob = nodeIdGlob;
+    this.nodeClusterGlob = nodeClusterGlob;
+    this.identityGlob = identityGlob;
+    this.nodeId = nodeIdGlob == null ? null : glob(nodeIdGlob);
+    this.nodeCluster = nodeClusterGlob == null ? null : glob(nodeClusterGlob);
+    this.identity = identityGlob == null ? null : glob(identityGlob);
+  }
+
+  /** Whether what the node declares (id, cluster) matches; identity aside. */
   public boolean matches(Node node) {
     return (nodeId == null || nodeId.matcher(node.getId()).matches())
         && (nodeCluster == null || nodeCluster.matcher(node.getCluster()).matches());
+  }
+
+  /** Whether the node declares something this matcher selects by (its id or cluster). */
+  public boolean selectsByNode() {
+    return nodeId != null || nodeCluster != null;
+  }
+
+  /** Whether this matcher requires a verified identity. */
+  public boolean requiresIdentity() {
+    return identity != null;
+  }
+
+  /** Whether {@code verified} (null: none) is allowed; any, when no identity is required. */
+  public boolean allowsIdentity(String verified) {
+    return identity == null || (verified != null && identity.matcher(verified).matches());
+  }
+
+  public String identityGlob() {
+    return identityGlob;
   }
 
   static Pattern glob(String glob) {
@@ -47,6 +77,7 @@ public final class NodeMatcher {
 
   @Override
   public String toString() {
-    return "{node_id: " + nodeIdGlob + ", node_cluster: " + nodeClusterGlob + "}";
+    return "{node_id: " + nodeIdGlob + ", node_cluster: " + nodeClusterGlob
+        + (identityGlob == null ? "" : ", identity: " + identityGlob) + "}";
   }
 }

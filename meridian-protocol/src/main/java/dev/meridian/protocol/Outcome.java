@@ -17,12 +17,19 @@ public sealed interface Outcome {
   /** A request that the protocol says to ignore (stale nonce, ...), with why, for debug logs. */
   record Ignored(ResourceType type, String reason) implements Outcome {}
 
+  /**
+   * A resource this stream asks for exists but is withheld from it (issue 20: a Secret its identity
+   * may not have); for the refusal's log line and metric. Said once per resource.
+   */
+  record Withheld(ResourceType type, String name, String reason) implements Outcome {}
+
   /** End the stream with this status; other streams are unaffected. */
   record Close(CloseCode code, String message) implements Outcome {}
 
   /** Transport-neutral status codes for closing a stream (mapped to gRPC codes by the server). */
   enum CloseCode {
     INVALID_ARGUMENT,
+    PERMISSION_DENIED,
     UNIMPLEMENTED,
     INTERNAL
   }

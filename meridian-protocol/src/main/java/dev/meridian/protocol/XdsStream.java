@@ -47,6 +47,19 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       ResourceType.VIRTUAL_HOST);
   private long nonces;
   private boolean closed;
+  /** The client certificate's identity, as the transport verified it; null: none (issue 20). */
+  private String identity;
+  /** Whether a stream without a verified identity gets Secrets (opted in, local development). */
+  private boolean plaintextSecrets;
+  /** Who may have which Secret, as of the config last seen. */
+  private SecretAccess secretAccess = SecretAccess.NONE;
+  /** The Secrets this stream may see: {@code secretsView} of {@code secretsFrom}, cached. */
+  private TypeSnapshot secretsFrom;
+  private SecretAccess secretsAccess;
+  private TypeSnapshot secretsView;
+  /** Secrets withheld from this stream, and those of them already reported. */
+  private Set<String> secretsWithheld = Set.of();
+  private final Set<String> withheldReported = new java.util.HashSet<>();
 
   XdsStream(ResourceType serviceType, Clock clock, Sharing sharing) {
     this.serviceType = serviceType;
@@ -83,8 +96,13 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       }
       node = n;
       features = ClientFeatures.of(n);
-      group = config.groupFor(node);
+      ServedConfig.Placement p = config.place(node, identity);
+      if (p.isDenied()) {
+        return close(out, Outcome.CloseCode.PERMISSION_DENIED, p.denied());
+      }
+      group = p.group();
     }
+    secretAccess = config.secretAccess();
     ResourceType type;
     String typeUrl = typeUrlOf(req);
     if (serviceType == null) {
@@ -112,9 +130,58 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     S state = states.computeIfAbsent(type, this::create);
     applied = config.snapshot(group);
-    handle(state, req, state.withLingering(applied.get(type)), out);
+    handle(state, req, visible(state, applied), out);
     pump(out);
+    reportWithheld(out);
     return out;
+  }
+
+  /**
+   * What {@code s} is answered from: its type in {@code snapshot}, without the Secrets this stream
+   * may not have (issue 20: a Secret it may not have does not exist for it) and with the removals
+   * that still linger (make-before-break).
+   */
+  private TypeSnapshot visible(S s, Snapshot snapshot) {
+    TypeSnapshot t = snapshot.get(s.type);
+    if (s.type == ResourceType.SECRET) {
+      t = secrets(t);
+    }
+    return s.withLingering(t);
+  }
+
+  private TypeSnapshot secrets(TypeSnapshot all) {
+    if (all == secretsFrom && secretAccess == secretsAccess) {
+      return secretsView;
+    }
+    List<XdsResource> allowed = new ArrayList<>();
+    Set<String> withheld = new java.util.TreeSet<>();
+    for (XdsResource r : all.list()) {
+      if (secretAccess.allows(r.name(), identity, plaintextSecrets)) {
+        allowed.add(r);
+      } else {
+        withheld.add(r.name());
+      }
+    }
+    secretsFrom = all;
+    secretsAccess = secretAccess;
+    secretsView = withheld.isEmpty() ? all : TypeSnapshot.of(allowed);
+    secretsWithheld = withheld;
+    withheldReported.retainAll(withheld);
+    return secretsView;
+  }
+
+  /** Reports, once each, the Secrets withheld from this stream that it asks for. */
+  private void reportWithheld(List<Outcome> out) {
+    S s = states.get(ResourceType.SECRET);
+    if (s == null || secretsWithheld.isEmpty() || closed) {
+      return;
+    }
+    for (String name : secretsWithheld) {
+      if (s.subscription.covers(name) && withheldReported.add(name)) {
+        out.add(new Outcome.Withheld(ResourceType.SECRET, name, identity == null
+            ? "no verified identity" : "identity '" + identity + "' is not allowed"));
+      }
+    }
   }
 
   private S create(ResourceType type) {
@@ -259,7 +326,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     for (ResourceType t : CHAIN) {
       S s = states.get(t);
       if (s != null) {
-        s.respondIfIdle(s.withLingering(applied.get(t)), this::nextNonce, out);
+        s.respondIfIdle(visible(s, applied), this::nextNonce, out);
       }
     }
     boolean lingering = false;
@@ -299,7 +366,14 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     if (closed || node == null) {
       return out;
     }
-    String newGroup = config.groupFor(node);
+    ServedConfig.Placement p = config.place(node, identity);
+    if (p.isDenied()) {
+      return close(out, Outcome.CloseCode.PERMISSION_DENIED, p.denied());
+    }
+    // Who may have which Secret changed: every Secret is looked at again.
+    boolean accessChanged = !secretAccess.equals(config.secretAccess());
+    secretAccess = config.secretAccess();
+    String newGroup = p.group();
     boolean moved = !newGroup.equals(group);
     group = newGroup;
     Map<ResourceType, Set<String>> changed = moved ? null
@@ -334,13 +408,14 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     // EnumMap iterates in make-before-break order (see ResourceType).
     for (S s : states.values()) {
-      if (changed == null) {
-        s.onSnapshot(s.withLingering(snapshot.get(s.type)), null, this::nextNonce, out);
+      if (changed == null || (accessChanged && s.type == ResourceType.SECRET)) {
+        s.onSnapshot(visible(s, snapshot), null, this::nextNonce, out);
       } else if (changed.containsKey(s.type)) {
-        s.onSnapshot(s.withLingering(snapshot.get(s.type)), changed.get(s.type), this::nextNonce, out);
+        s.onSnapshot(visible(s, snapshot), changed.get(s.type), this::nextNonce, out);
       }
     }
     pump(out);
+    reportWithheld(out);
     return out;
   }
 
@@ -428,6 +503,26 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     return onConfig(config, Map.of(group, config.snapshot(group).changedSince(applied)));
   }
 
+  /**
+   * Who is at the other end (issue 20): the identity of its verified client certificate (null:
+   * none), and whether a stream without one may have Secrets. Set before the first request.
+   */
+  public final XdsStream<Q, S> withIdentity(String identity, boolean plaintextSecrets) {
+    this.identity = identity;
+    this.plaintextSecrets = plaintextSecrets;
+    return this;
+  }
+
+  /** Who may have which Secret, as of the config this stream last saw. */
+  final SecretAccess secretAccess() {
+    return secretAccess;
+  }
+
+  /** The verified identity of the client, or null. */
+  public final String identity() {
+    return identity;
+  }
+
   /** Sets how often TTL resources are heartbeated; returns this. */
   public final XdsStream<Q, S> withHeartbeats(HeartbeatPolicy policy) {
     this.heartbeats = policy;
@@ -445,7 +540,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     Snapshot snapshot = config.snapshot(group);
     for (S s : states.values()) {
-      s.onTick(s.withLingering(snapshot.get(s.type)), heartbeats, this::nextNonce, out);
+      s.onTick(visible(s, snapshot), heartbeats, this::nextNonce, out);
     }
     pump(out);
     return out;

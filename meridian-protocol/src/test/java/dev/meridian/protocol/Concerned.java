@@ -18,7 +18,9 @@ final class Concerned {
     if (interest.group() == null) {
       return false; // no request yet: nothing to act on
     }
-    if (!next.groupFor(stream.node()).equals(interest.group())) {
+    ServedConfig.Placement p = next.place(stream.node(), stream.identity());
+    if (p.isDenied() || !p.group().equals(interest.group())
+        || !next.secretAccess().equals(stream.secretAccess())) {
       return true; // the hub hands every stream the change when groups are redefined
     }
     for (var e : changes.getOrDefault(interest.group(), Map.of()).entrySet()) {

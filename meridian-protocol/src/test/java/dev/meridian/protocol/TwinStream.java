@@ -38,6 +38,18 @@ final class TwinStream<Q extends Message> {
         DeltaStream.ads(clock, Sharing.plain()));
   }
 
+  static TwinStream<DeltaDiscoveryRequest> deltaPerType(ResourceType type, Clock clock) {
+    return new TwinStream<>(DeltaStream.perType(type, clock, Sharing.interning()),
+        DeltaStream.perType(type, clock, Sharing.plain()));
+  }
+
+  /** Both streams: the client's verified identity (issue 20). */
+  TwinStream<Q> withIdentity(String identity, boolean plaintextSecrets) {
+    stream.withIdentity(identity, plaintextSecrets);
+    plain.withIdentity(identity, plaintextSecrets);
+    return this;
+  }
+
   List<Outcome> onRequest(Q request, ServedConfig config) {
     return SameOutcomes.check(stream.onRequest(request, config), plain.onRequest(request, config));
   }

@@ -113,8 +113,10 @@ public final class DiscoveryHub {
         }
       }
     }
+    // Groups redefined, or who may have which Secret (issue 20): any stream may be concerned.
     boolean groupsChanged = !previous.groups().stream().map(g -> g.name() + g.matcher())
-        .toList().equals(next.groups().stream().map(g -> g.name() + g.matcher()).toList());
+        .toList().equals(next.groups().stream().map(g -> g.name() + g.matcher()).toList())
+        || !previous.secretAccess().equals(next.secretAccess());
     if (changes.isEmpty() && !groupsChanged) {
       return 0; // identical content: nothing is sent to anyone
     }
