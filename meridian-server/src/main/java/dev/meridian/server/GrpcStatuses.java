@@ -9,6 +9,7 @@ final class GrpcStatuses {
   static Status toStatus(Outcome.Close close) {
     Status s = switch (close.code()) {
       case INVALID_ARGUMENT -> Status.INVALID_ARGUMENT;
+      case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
       case UNIMPLEMENTED -> Status.UNIMPLEMENTED;
       case INTERNAL -> Status.INTERNAL;
     };
