@@ -271,14 +271,14 @@ class AdminHttpTest {
     java.util.List<RawXdsClient.Sotw> clients = new java.util.ArrayList<>();
     for (int i = 0; i < 5; i++) {
       RawXdsClient.Sotw c = f.ads("envoy-" + i, "edge");
-      c.ack(c.subscribe(CDS));
+      c.ack(c.subscribe(CLUSTER));
       clients.add(c);
     }
     assertThat(metric("meridian_resources_serialized_total")).isEqualTo(4);
     // One cluster changed: that one resource is built anew; the others are reused.
     f.reload(OpsFixture.config("3s"));
     for (RawXdsClient.Sotw c : clients) {
-      c.ack(c.take(CDS));
+      c.ack(c.take(CLUSTER));
     }
     assertThat(metric("meridian_resources_serialized_total")).isEqualTo(5);
     clients.forEach(RawXdsClient::close);
