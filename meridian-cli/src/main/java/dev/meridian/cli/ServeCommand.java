@@ -101,6 +101,30 @@ final class ServeCommand implements Callable<Integer> {
       description = "Format of published files: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
   FilePublisher.Format format;
 
+  @Option(names = "--tls-cert", paramLabel = "FILE",
+      description = "PEM certificate chain: the xDS port (and the REST port) serve TLS; with "
+          + "--tls-key. Re-read when it changes (docs/security.md).")
+  Path tlsCert;
+
+  @Option(names = "--tls-key", paramLabel = "FILE",
+      description = "PEM (PKCS#8) private key of --tls-cert. Re-read when it changes.")
+  Path tlsKey;
+
+  @Option(names = "--tls-client-ca", paramLabel = "FILE",
+      description = "PEM CA bundle: clients must present a certificate that chains to it (mTLS); "
+          + "a stream's identity is its URI SAN (SPIFFE ID), else its first DNS SAN.")
+  Path tlsClientCa;
+
+  @Option(names = "--allow-plaintext-secrets",
+      description = "Streams without a verified client certificate receive Secrets too; for "
+          + "local development only (warned at start).")
+  boolean allowPlaintextSecrets;
+
+  @Option(names = "--rest-port", paramLabel = "PORT",
+      description = "REST-JSON discovery (POST /v3/discovery:<type>) on this port, with the xDS "
+          + "port's TLS and identity rules; 0: any free port (default: off).")
+  Integer restPort;
+
   /** Read by the {@code ./meridian} launcher, which adds its JVM flags; accepted here for that. */
   @Option(names = "--fleet",
       description = "JVM tuning for a large fleet: ./meridian adds its JIT and G1 flags "
@@ -121,6 +145,14 @@ final class ServeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if ((tlsCert == null) != (tlsKey == null)) {
+      throw new ParameterException(spec.commandLine(),
+          "--tls-cert and --tls-key go together: a certificate and its private key");
+    }
+    if (tlsClientCa != null && tlsCert == null) {
+      throw new ParameterException(spec.commandLine(),
+          "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
+    }
     Logging.configure(logLevel);
     MeridianServer server = new MeridianServer(
         new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000)
@@ -131,9 +163,17 @@ final class ServeCommand implements Callable<Integer> {
             .withHeartbeatInterval(heartbeatInterval)
             .withReferenceCheck(check)
             .withRestMaxWait(restMaxWait)
-            .withPublish(publishDir, format));
+            .withPublish(publishDir, format)
+            .withTls(tlsCert == null ? null
+                : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
+            .withRestPort(restPort)
+            .withAllowPlaintextSecrets(allowPlaintextSecrets));
     try {
       server.start();
+    } catch (MeridianServer.InvalidTls e) {
+      System.err.println("meridian: TLS files cannot be used:");
+      e.problems().forEach(p -> System.err.println("  " + p));
+      return 2;
     } catch (ConfigException e) {
       System.err.println("meridian: invalid config: " + e.getMessage());
       return 2;

@@ -3,6 +3,7 @@ package dev.meridian.config;
 import com.google.protobuf.Message;
 import dev.meridian.protocol.TypeResolver;
 import dev.meridian.protocol.NodeMatcher;
+import dev.meridian.protocol.SecretAccess;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.protocol.Snapshot;
@@ -34,11 +35,13 @@ public final class ConfigLoader {
   private static final String RESOURCE_WRAPPER =
       "type.googleapis.com/" + Resource.getDescriptor().getFullName();
   // Lists: the order they are named in messages is stable.
-  private static final List<String> TOP_LEVEL_KEYS = List.of("resources", "groups");
+  private static final List<String> TOP_LEVEL_KEYS = List.of("resources", "groups",
+      "secret_access");
+  private static final List<String> SECRET_ACCESS_KEYS = List.of("secrets", "identities");
   private static final List<String> GROUP_KEYS = List.of("name", "match", "resources");
   private static final Map<String, String> MATCH_KEYS = Map.of(
       "node_id", "node_id", "nodeId", "node_id", "node_cluster", "node_cluster",
-      "nodeCluster", "node_cluster");
+      "nodeCluster", "node_cluster", "identity", "identity");
 
   private Map<String, XdsResource> cache = new HashMap<>();
   /** What the last load served: its snapshots of unchanged types are kept (Snapshot.of). */
@@ -109,6 +112,7 @@ public final class ConfigLoader {
     List<String> problems = new ArrayList<>();
     Map<String, GroupDraft> groups = new LinkedHashMap<>();
     GroupDraft defaults = new GroupDraft(ServedConfig.DEFAULT_GROUP, null, null, 0);
+    List<SecretAccess.Rule> access = new ArrayList<>();
     for (Path file : files) {
       String text;
       try {
@@ -121,7 +125,7 @@ public final class ConfigLoader {
         problems.add(file + ": cannot read: " + e.getMessage());
         continue;
       }
-      new FileReader(file, nextCache, problems, defaults, groups).read(text);
+      new FileReader(file, nextCache, problems, defaults, groups, access).read(text);
     }
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
@@ -134,7 +138,8 @@ public final class ConfigLoader {
       count += g.resources.size();
     }
     cache = nextCache;
-    last = new ServedConfig(Snapshot.of(defaults.resources, last.defaults()), built);
+    last = new ServedConfig(Snapshot.of(defaults.resources, last.defaults()), built,
+        access.isEmpty() ? SecretAccess.NONE : new SecretAccess(access));
     return new Loaded(last, files, count, built.size(),
         (System.nanoTime() - started) / 1_000_000);
   }
@@ -186,9 +191,11 @@ public final class ConfigLoader {
     final List<String> problems;
     final GroupDraft defaults;
     final Map<String, GroupDraft> groups;
+    final List<SecretAccess.Rule> access;
 
     FileReader(Path file, Map<String, XdsResource> nextCache, List<String> problems,
-        GroupDraft defaults, Map<String, GroupDraft> groups) {
+        GroupDraft defaults, Map<String, GroupDraft> groups, List<SecretAccess.Rule> access) {
+      this.access = access;
       this.file = file;
       this.nextCache = nextCache;
       this.problems = problems;
@@ -241,6 +248,7 @@ public final class ConfigLoader {
         switch (key) {
           case "resources" -> readResources(t.value(), defaults, "resources");
           case "groups" -> readGroups(t.value());
+          case "secret_access" -> readSecretAccess(t.value());
           default -> problem(t, "unknown top-level key '" + key + "' (expected one of "
               + TOP_LEVEL_KEYS + ")" + didYouMean(key, TOP_LEVEL_KEYS));
         }
@@ -307,10 +315,75 @@ public final class ConfigLoader {
       }
     }
 
+    /**
+     * {@code secret_access}: who may receive which Secret (issue 20; docs/security.md), a list of
+     * {@code {secrets: GLOB, identities: [GLOB, ...]}}.
+     */
+    void readSecretAccess(ConfigNode node) {
+      if (node.kind() == ConfigNode.Kind.NULL) {
+        return;
+      }
+      if (node.kind() != ConfigNode.Kind.SEQ) {
+        problem(node, "'secret_access' must be a list of {secrets: GLOB, identities: [GLOB, ...]}");
+        return;
+      }
+      List<ConfigNode> items = node.items();
+      for (int i = 0; i < items.size(); i++) {
+        ConfigNode rule = items.get(i);
+        String where = "secret_access[" + i + "]";
+        if (rule.kind() != ConfigNode.Kind.MAP) {
+          problem(rule, where + " must be a mapping {secrets: GLOB, identities: [GLOB, ...]}");
+          continue;
+        }
+        String secrets = null;
+        List<String> identities = null;
+        for (ConfigNode.Entry t : rule.entries()) {
+          String key = String.valueOf(t.key());
+          if (duplicate(rule, t, where + ": ")) {
+            continue;
+          }
+          switch (key) {
+            case "secrets" -> {
+              secrets = t.value().scalar();
+              if (secrets == null || secrets.isEmpty()) {
+                problem(t.value(), where + ": 'secrets' must be a glob of Secret names");
+              }
+            }
+            case "identities" -> {
+              identities = new ArrayList<>();
+              if (t.value().kind() != ConfigNode.Kind.SEQ || t.value().items().isEmpty()) {
+                problem(t.value(), where + ": 'identities' must be a non-empty list of globs, "
+                    + "e.g. [\"spiffe://example.org/ns/payments/*\"]");
+                identities = null;
+              } else {
+                for (ConfigNode id : t.value().items()) {
+                  String glob = id.scalar();
+                  if (glob == null || glob.isEmpty()) {
+                    problem(id, where + ": each identity must be a string glob");
+                  } else {
+                    identities.add(glob);
+                  }
+                }
+              }
+            }
+            default -> problem(t, where + ": unknown key '" + key + "' (expected one of "
+                + SECRET_ACCESS_KEYS + ")" + didYouMean(key, SECRET_ACCESS_KEYS));
+          }
+        }
+        if (secrets == null) {
+          problem(rule, where + ": missing 'secrets'");
+        } else if (identities == null) {
+          problem(rule, where + ": missing 'identities'");
+        } else if (!secrets.isEmpty() && !identities.isEmpty()) {
+          access.add(new SecretAccess.Rule(secrets, identities));
+        }
+      }
+    }
+
     NodeMatcher readMatch(ConfigNode match, ConfigNode group, String where) {
       if (match == null || match.kind() != ConfigNode.Kind.MAP || match.entries().isEmpty()) {
         problem(match == null ? group : match, where
-            + ": 'match' must be a mapping with node_id and/or node_cluster globs");
+            + ": 'match' must be a mapping with node_id, node_cluster and/or identity globs");
         return null;
       }
       Map<String, String> globs = new HashMap<>();
@@ -322,7 +395,8 @@ public final class ConfigLoader {
         String canonical = MATCH_KEYS.get(key);
         if (canonical == null) {
           problem(t, where + ": unknown match key '" + key
-              + "' (expected node_id or node_cluster)" + didYouMean(key, MATCH_KEYS.keySet()));
+              + "' (expected node_id, node_cluster or identity)"
+              + didYouMean(key, MATCH_KEYS.keySet()));
           return null;
         }
         String glob = t.value().scalar();
@@ -332,7 +406,8 @@ public final class ConfigLoader {
         }
         globs.put(canonical, glob);
       }
-      return new NodeMatcher(globs.get("node_id"), globs.get("node_cluster"));
+      return new NodeMatcher(globs.get("node_id"), globs.get("node_cluster"),
+          globs.get("identity"));
     }
 
     /** Reports {@code t} if an earlier entry of {@code map} has the same key. */

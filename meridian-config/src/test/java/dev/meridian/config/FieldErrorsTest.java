@@ -173,9 +173,9 @@ class FieldErrorsTest {
         """);
     assertThat(e.problems()).containsExactly(
         dir.resolve("c.yaml") + ":1:1: unknown top-level key 'resource' (expected one of"
-            + " [resources, groups]); did you mean `resources`?",
+            + " [resources, groups, secret_access]); did you mean `resources`?",
         dir.resolve("c.yaml") + ":3:1: unknown top-level key 'grups' (expected one of"
-            + " [resources, groups]); did you mean `groups`?");
+            + " [resources, groups, secret_access]); did you mean `groups`?");
     e = problems("d.yaml", """
         resources:
           - { "@type": type.googleapis.com/envoy.config.cluster.v3.Clustr, name: x }

@@ -49,6 +49,7 @@ final class AdminJson {
     o.addProperty("node_cluster", s.node() == null ? null : s.node().getCluster());
     o.addProperty("group", s.group());
     o.addProperty("peer", i.peer());
+    o.addProperty("identity", i.identity());
     o.addProperty("variant", i.variant());
     o.addProperty("ads", i.ads());
     o.addProperty("service", i.service());

@@ -114,6 +114,21 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
         .thenApply(all -> build(all, hub.current(), request));
   }
 
+  /** Metadata key under which CSDS shows a stream's verified identity (issue 20). */
+  static final String IDENTITY_KEY = "dev.meridian.identity";
+
+  /** The node as the client declared it, plus the identity its certificate proved, if any. */
+  private static io.envoyproxy.envoy.config.core.v3.Node withIdentity(
+      io.envoyproxy.envoy.config.core.v3.Node node, String identity) {
+    if (identity == null) {
+      return node;
+    }
+    io.envoyproxy.envoy.config.core.v3.Node.Builder b = node.toBuilder();
+    b.getMetadataBuilder().putFields(IDENTITY_KEY,
+        com.google.protobuf.Value.newBuilder().setStringValue(identity).build());
+    return b.build();
+  }
+
   static ClientStatusResponse build(List<ClientStatus> statuses, ServedConfig config,
       ClientStatusRequest request) {
     Map<String, ClientConfig.Builder> byNode = new LinkedHashMap<>();
@@ -123,7 +138,7 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
       }
       ClientConfig.Builder cc = byNode.computeIfAbsent(
           s.node().getId() + "\u0000" + s.node().getCluster(),
-          k -> ClientConfig.newBuilder().setNode(s.node()));
+          k -> ClientConfig.newBuilder().setNode(withIdentity(s.node(), s.stream().identity())));
       for (TypeStatus t : s.types()) {
         TypeSnapshot current = config.snapshot(s.group()).get(t.type());
         for (ResourceStatuses.ResourceState r : ResourceStatuses.of(t, current)) {

@@ -65,8 +65,18 @@ public final class MeridianServer implements AutoCloseable {
       ReferenceCheck referenceCheck,
       Duration restMaxWait,
       Path publishDir,
-      FilePublisher.Format publishFormat) {
+      FilePublisher.Format publishFormat,
+      Tls tls,
+      Integer restPort,
+      boolean allowPlaintextSecrets) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
+
+    /**
+     * TLS on the xDS and REST ports (issue 20): PEM certificate chain and key; {@code clientCa}, a
+     * PEM bundle client certificates must chain to (mTLS), or null for TLS without client
+     * certificates. The files are re-read when they change.
+     */
+    public record Tls(Path cert, Path key, Path clientCa) {}
 
     public Options {
       if (pollMillis <= 0) {
@@ -103,44 +113,73 @@ public final class MeridianServer implements AutoCloseable {
 
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false);
     }
 
     public Options withAdminBind(String v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
     }
 
     public Options withMaxConnectionAge(Duration age, Duration grace) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
     }
 
     public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
     }
 
     public Options withShutdownTimeout(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
     }
 
     public Options withHeartbeatInterval(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
     }
 
     public Options withReferenceCheck(ReferenceCheck v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
     }
 
     public Options withRestMaxWait(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
     }
 
     public Options withPublish(Path dir, FilePublisher.Format format) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets);
+    }
+
+    /** TLS (and with a client CA, mTLS) on the xDS and REST ports; null: plaintext. */
+    public Options withTls(Tls v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets);
+    }
+
+    /** REST-JSON discovery on its own port (0: ephemeral); null: off. */
+    public Options withRestPort(Integer v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets);
+    }
+
+    /** Streams without a verified identity get Secrets too (local development). */
+    public Options withAllowPlaintextSecrets(boolean v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v);
     }
 
     HeartbeatPolicy heartbeats() {
       return heartbeatInterval == null ? HeartbeatPolicy.DEFAULT
           : HeartbeatPolicy.fixed(heartbeatInterval);
+    }
+  }
+
+  /** The TLS files given cannot serve (each problem names its flag and file). */
+  public static final class InvalidTls extends IOException {
+    private final List<String> problems;
+
+    InvalidTls(List<String> problems) {
+      super(String.join("; ", problems));
+      this.problems = List.copyOf(problems);
+    }
+
+    public List<String> problems() {
+      return problems;
     }
   }
 
@@ -158,6 +197,9 @@ public final class MeridianServer implements AutoCloseable {
   private ConfigWatcher watcher;
   private Server grpc;
   private AdminHttpServer http;
+  private RestHttpServer rest;
+  private ServerTls tls;
+  private static final long TLS_RELOAD_MILLIS = 1000;
   private volatile boolean serving;
   private final java.util.concurrent.atomic.AtomicBoolean closing =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -177,6 +219,16 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   public MeridianServer start() throws ConfigException, IOException {
+    if (options.tls() != null) {
+      Options.Tls t = options.tls();
+      try {
+        tls = ServerTls.load(new ServerTls.Files(t.cert(), t.key(), t.clientCa()),
+            Clock.systemUTC(), hub.metrics()::tlsReload);
+      } catch (ServerTls.InvalidTlsFiles e) {
+        throw new InvalidTls(e.problems);
+      }
+    }
+    warnAboutTrust();
     watcher = new ConfigWatcher(options.config(), loader, loaded -> {
       ConfigChecks.Result checks = check(loaded.config());
       if (checks.rejected()) {
@@ -223,8 +275,12 @@ public final class MeridianServer implements AutoCloseable {
     try {
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
           () -> !closing.get(), this::isReady, hub);
-      http.handle(RestDiscovery.PREFIX, new RestDiscovery(hub, Clock.systemUTC(),
-          options.heartbeats(), streamPool, ticker, options.restMaxWait()));
+      if (options.restPort() != null) {
+        // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
+        rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
+            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), streamPool, ticker,
+                options.restMaxWait(), options.allowPlaintextSecrets()), tls);
+      }
       if (closing.get()) {
         throw new IOException("closed while starting");
       }
@@ -236,7 +292,34 @@ public final class MeridianServer implements AutoCloseable {
     serving = true;
     // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
     ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    if (tls != null) {
+      // Rotation without a restart: new handshakes use the new files, connections continue.
+      ticker.scheduleWithFixedDelay(tls::reloadIfChanged, TLS_RELOAD_MILLIS, TLS_RELOAD_MILLIS,
+          TimeUnit.MILLISECONDS);
+    }
     return this;
+  }
+
+  /** Says at start what an operator should know about who can get what (docs/security.md). */
+  private void warnAboutTrust() {
+    if (tls == null && !isLoopback(options.bind())) {
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("plaintext_xds").kv("bind", options.bind())
+          .kv("risk", "anyone who reaches the port can claim any node id; Secrets go to no one")
+          .kv("fix", "--tls-cert, --tls-key and --tls-client-ca (docs/security.md)").toString());
+    }
+    if (options.allowPlaintextSecrets()) {
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("plaintext_secrets")
+          .kv("risk", "streams without a verified client certificate receive Secrets, private "
+              + "keys included").kv("meant_for", "local development").toString());
+    }
+  }
+
+  private static boolean isLoopback(String address) {
+    try {
+      return java.net.InetAddress.getByName(address).isLoopbackAddress();
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
   }
 
   /**
@@ -244,8 +327,8 @@ public final class MeridianServer implements AutoCloseable {
    * transport settings of the options.
    */
   private Server xdsServer(InetSocketAddress address) {
-    NettyServerBuilder b = NettyServerBuilder
-        .forAddress(address)
+    NettyServerBuilder b = (tls == null ? NettyServerBuilder.forAddress(address)
+        : NettyServerBuilder.forAddress(address, tls.grpcCredentials()))
         // Accept keepalive pings from grpc-java (>= 10s) and Envoy (its connection_keepalive),
         // also on connections without calls; ping idle clients ourselves to find dead ones.
         .permitKeepAliveTime(options.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
@@ -263,7 +346,7 @@ public final class MeridianServer implements AutoCloseable {
     }
     b.intercept(new PeerAddress());
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
-        options.heartbeats())) {
+        options.heartbeats(), options.allowPlaintextSecrets())) {
       b.addService(d);
     }
     b.addService(new CsdsService(hub, streamPool));
@@ -287,6 +370,11 @@ public final class MeridianServer implements AutoCloseable {
 
   public int xdsPort() {
     return ((InetSocketAddress) grpc.getListenSockets().get(0)).getPort();
+  }
+
+  /** The REST-JSON port, or -1 when it is off. */
+  public int restPort() {
+    return rest == null ? -1 : rest.port();
   }
 
   public int httpPort() {
@@ -348,6 +436,9 @@ public final class MeridianServer implements AutoCloseable {
     }
     if (http != null) {
       http.close();
+    }
+    if (rest != null) {
+      rest.close();
     }
     streamPool.shutdownNow();
     LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)

@@ -29,6 +29,10 @@ public final class Metrics {
   private final LongAdder reloadsFailed = new LongAdder();
   /** Streams handed a config change, summed over changes (the fan-out index's work). */
   private final LongAdder pushedTo = new LongAdder();
+  private final LongAdder streamsDenied = new LongAdder();
+  private final LongAdder tlsReloadsOk = new LongAdder();
+  private final LongAdder tlsReloadsFailed = new LongAdder();
+  private final LongAdder secretsWithheld = new LongAdder();
   private final Map<String, LongAdder> streamsOpened = new java.util.concurrent.ConcurrentHashMap<>();
   /** variant + NUL + type abbreviation → connected streams that have requested that type. */
   private final Map<String, LongAdder> streamsByType = new java.util.concurrent.ConcurrentHashMap<>();
@@ -68,6 +72,21 @@ public final class Metrics {
 
   public void pushLatency(ResourceType type, long nanos) {
     pushLatency.get(type).observe(nanos / 1e9);
+  }
+
+  /** A stream was refused: its node claimed a group its identity may not have (issue 20). */
+  void streamDenied() {
+    streamsDenied.increment();
+  }
+
+  /** A Secret a stream asked for was withheld from it (issue 20). */
+  void secretWithheld() {
+    secretsWithheld.increment();
+  }
+
+  /** Changed TLS files were re-read: {@code ok}, or refused (the previous stay in use). */
+  void tlsReload(boolean ok) {
+    (ok ? tlsReloadsOk : tlsReloadsFailed).increment();
   }
 
   public void reload(boolean ok) {
@@ -133,6 +152,19 @@ public final class Metrics {
     header(sb, "meridian_streams_opened_total", "counter", "xDS streams opened, by variant.");
     new TreeMap<>(streamsOpened).forEach((v, n) -> sb.append("meridian_streams_opened_total{variant=\"")
         .append(v).append("\"} ").append(n.sum()).append('\n'));
+    header(sb, "meridian_streams_denied_total", "counter",
+        "Streams refused with PERMISSION_DENIED: the node claimed a group whose identity rule "
+            + "its client certificate does not meet (docs/security.md).");
+    sb.append("meridian_streams_denied_total ").append(streamsDenied.sum()).append('\n');
+    header(sb, "meridian_secrets_withheld_total", "counter",
+        "Secrets a stream asked for and may not have (no verified identity, or not its owner), "
+            + "counted once per stream and Secret.");
+    sb.append("meridian_secrets_withheld_total ").append(secretsWithheld.sum()).append('\n');
+    header(sb, "meridian_tls_reloads_total", "counter",
+        "Changed TLS files re-read, by result (ok; failed: the previous material stays in use).");
+    sb.append("meridian_tls_reloads_total{result=\"ok\"} ").append(tlsReloadsOk.sum()).append('\n');
+    sb.append("meridian_tls_reloads_total{result=\"failed\"} ").append(tlsReloadsFailed.sum())
+        .append('\n');
     perType(sb, "meridian_requests_total", "Discovery requests received, by type.", requests);
     perType(sb, "meridian_responses_total", "Discovery responses sent, by type.", responses);
     perType(sb, "meridian_response_bytes_total", "Serialized bytes of responses sent, by type.",

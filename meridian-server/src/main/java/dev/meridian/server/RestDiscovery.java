@@ -54,9 +54,12 @@ final class RestDiscovery implements HttpHandler {
   private final Executor pool;
   private final ScheduledExecutorService timers;
   private final Duration maxWait;
+  /** Whether a poll without a verified identity gets Secrets (issue 20). */
+  private final boolean plaintextSecrets;
 
   RestDiscovery(DiscoveryHub hub, Clock clock, HeartbeatPolicy heartbeats, Executor pool,
-      ScheduledExecutorService timers, Duration maxWait) {
+      ScheduledExecutorService timers, Duration maxWait, boolean plaintextSecrets) {
+    this.plaintextSecrets = plaintextSecrets;
     this.hub = hub;
     this.clock = clock;
     this.heartbeats = heartbeats;
@@ -109,6 +112,9 @@ final class RestDiscovery implements HttpHandler {
     // nonce is optional in REST and there is no stream for it to be stale on, so it is dropped.
     SotwStream stream = SotwStream.perType(type, clock, hub.sharing());
     stream.withHeartbeats(heartbeats);
+    // The same trust rules as gRPC: the identity of the verified client certificate (issue 20).
+    stream.withIdentity(ex instanceof com.sun.net.httpserver.HttpsExchange https
+        ? Identities.of(https.getSSLSession()) : null, plaintextSecrets);
     req = req.toBuilder().clearResponseNonce().build();
     if (answered(ex, stream.onRequest(req, hub.current()))) {
       return;
@@ -128,7 +134,7 @@ final class RestDiscovery implements HttpHandler {
         json(ex, EnvoyTypeRegistry.get().printer().print((DiscoveryResponse) s.response()));
         return true;
       } else if (o instanceof Outcome.Close c) {
-        text(ex, 400, c.message() + "\n");
+        text(ex, c.code() == Outcome.CloseCode.PERMISSION_DENIED ? 403 : 400, c.message() + "\n");
         return true;
       }
     }

@@ -192,7 +192,12 @@ final class StreamHandler<Q extends Message, R extends Message>
         telemetry.acked(a.type(), a.version());
       } else if (o instanceof Outcome.Ignored i) {
         telemetry.ignored(i.type(), i.reason());
+      } else if (o instanceof Outcome.Withheld w) {
+        telemetry.withheld(stream.node(), stream.group(), w.type(), w.name(), w.reason());
       } else if (o instanceof Outcome.Close c) {
+        if (c.code() == Outcome.CloseCode.PERMISSION_DENIED) {
+          telemetry.denied(stream.node(), c.message());
+        }
         finish("closed by server: " + c.code() + ": " + c.message());
         responses.onError(GrpcStatuses.toStatus(c).asRuntimeException());
         return;

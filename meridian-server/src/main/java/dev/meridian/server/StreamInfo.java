@@ -12,9 +12,11 @@ import java.time.Instant;
  *     abbreviation ({@code CDS}, {@code EDS}, ...)
  * @param method the full gRPC method name
  * @param peer the client's address as {@code host:port}, or {@code "unknown"}
+ * @param identity the identity of the client's verified certificate (a SPIFFE ID, else its first
+ *     DNS SAN), or null: plaintext, or no such SAN (issue 20)
  */
 public record StreamInfo(long id, String variant, String service, String method, String peer,
-    Instant connectedSince) {
+    Instant connectedSince, String identity) {
   public static final String SOTW = "sotw";
   public static final String DELTA = "delta";
   public static final String ADS = "ads";

@@ -38,7 +38,7 @@ final class StreamTelemetry {
     this.metrics = hub.metrics();
     this.clock = clock;
     this.info = new StreamInfo(hub.registry().nextId(), variant, StreamInfo.service(perType),
-        method, PeerAddress.current(), clock.instant());
+        method, PeerAddress.current(), clock.instant(), PeerAddress.identity());
     metrics.streamOpened(variant);
   }
 
@@ -101,9 +101,30 @@ final class StreamTelemetry {
       LOG.log(System.Logger.Level.INFO, LogLine.of("stream_open").kv("stream", info.id())
           .kv("node", node == null ? null : node.getId())
           .kv("cluster", node == null ? null : node.getCluster())
-          .kv("group", group).kv("peer", info.peer()).kv("variant", info.variant())
-          .kv("method", info.method()).toString());
+          .kv("group", group).kv("peer", info.peer()).kv("identity", identity())
+          .kv("variant", info.variant()).kv("method", info.method()).toString());
     }
+  }
+
+  private String identity() {
+    return info.identity() == null ? "none" : info.identity();
+  }
+
+  /** The node claimed a group its identity may not have: the stream is refused (issue 20). */
+  void denied(Node node, String message) {
+    metrics.streamDenied();
+    LOG.log(System.Logger.Level.WARNING, LogLine.of("stream_denied").kv("stream", info.id())
+        .kv("node", node == null ? null : node.getId()).kv("identity", identity())
+        .kv("peer", info.peer()).kv("reason", message).toString());
+  }
+
+  /** A Secret this stream asks for is withheld from it (issue 20). */
+  void withheld(Node node, String group, ResourceType type, String name, String reason) {
+    metrics.secretWithheld();
+    LOG.log(System.Logger.Level.WARNING, LogLine.of("secret_withheld").kv("stream", info.id())
+        .kv("node", node == null ? null : node.getId()).kv("group", group)
+        .kv("identity", identity()).kv("peer", info.peer()).kv("type", type.abbreviation())
+        .kv("name", name).kv("reason", reason).toString());
   }
 
   /** The stream ended; call once. */

@@ -51,6 +51,15 @@ public final class XdsServices {
 
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats) {
+    return all(hub, clock, pool, heartbeats, false);
+  }
+
+  /**
+   * Every discovery service; each stream takes the identity of its verified client certificate
+   * (issue 20), and {@code plaintextSecrets} says whether a stream without one gets Secrets.
+   */
+  public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
+      HeartbeatPolicy heartbeats, boolean plaintextSecrets) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     // One cache of request name lists each for the SotW and the Delta methods of this server.
     // And one cache each of whole-type response bodies encoded once (SotW, Delta).
@@ -64,15 +73,16 @@ public final class XdsServices {
         SharedBodyMarshaller.delta(
             AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getResponseMarshaller()));
     defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool,
-        heartbeats, m));
-    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats, m)));
+        heartbeats, plaintextSecrets, m));
+    PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats,
+        plaintextSecrets, m)));
     return defs;
   }
 
   @SuppressWarnings("unchecked")
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
       DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats,
-      Marshallers marshallers) {
+      boolean plaintextSecrets, Marshallers marshallers) {
     // The stream methods parse requests with a shared-names marshaller: a new descriptor, same schema.
     ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(sd.getName())
         .setSchemaDescriptor(sd.getSchemaDescriptor());
@@ -99,6 +109,7 @@ public final class XdsServices {
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
                 (type == null ? SotwStream.ads(clock, hub.sharing())
                     : SotwStream.perType(type, clock, hub.sharing()))
+                    .withIdentity(PeerAddress.identity(), plaintextSecrets)
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else if (method.startsWith("Delta")) {
@@ -106,6 +117,7 @@ public final class XdsServices {
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
                 (type == null ? DeltaStream.ads(clock, hub.sharing())
                     : DeltaStream.perType(type, clock, hub.sharing()))
+                    .withIdentity(PeerAddress.identity(), plaintextSecrets)
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else {

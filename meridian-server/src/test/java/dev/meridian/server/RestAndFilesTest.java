@@ -35,7 +35,7 @@ class RestAndFilesTest {
     publish = dir.resolve("published");
     Files.writeString(config, yaml);
     server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200)
-        .withRestMaxWait(java.time.Duration.ofSeconds(30))
+        .withRestMaxWait(java.time.Duration.ofSeconds(30)).withRestPort(0)
         .withPublish(publish, FilePublisher.Format.YAML)).start();
   }
 
@@ -53,7 +53,7 @@ class RestAndFilesTest {
   }
 
   HttpRequest.Builder post(String path, String body) {
-    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + path))
+    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.restPort() + path))
         .POST(HttpRequest.BodyPublishers.ofString(body)).header("Content-Type", "application/json");
   }
 
@@ -180,8 +180,21 @@ class RestAndFilesTest {
     assertThat(noNode.statusCode()).isEqualTo(400);
     assertThat(noNode.body()).contains("node");
     HttpResponse<String> get = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-        + server.httpPort() + "/v3/discovery:clusters")).build(), HttpResponse.BodyHandlers.ofString());
+        + server.restPort() + "/v3/discovery:clusters")).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(get.statusCode()).isEqualTo(405);
+  }
+
+  @Test
+  void restDiscoveryHasItsOwnPortAndTheAdminPortServesOnlyAdmin() throws Exception {
+    // Issue 20: REST-JSON moved off the admin port, which is loopback-only and shows everything.
+    start(TWO);
+    HttpResponse<String> onAdmin = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+        + server.httpPort() + "/v3/discovery:clusters"))
+        .POST(HttpRequest.BodyPublishers.ofString("{" + NODE + "}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(onAdmin.statusCode()).isEqualTo(404);
+    assertThat(send(post("/v3/discovery:clusters", "{" + NODE + "}")).statusCode()).isEqualTo(200);
+    assertThat(send(post("/config_dump", "{}")).statusCode()).isEqualTo(404);
   }
 
   @Test
