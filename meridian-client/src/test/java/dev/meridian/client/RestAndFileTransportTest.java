@@ -68,8 +68,9 @@ class RestAndFileTransportTest {
     String groups = "groups:\n  - name: canary\n    match: { node_id: \"canary-*\" }\n    resources:\n  "
         + cluster("c", 1).stripTrailing() + "\n";
     Files.writeString(config, "resources:\n" + cluster("a", 1) + cluster("b", 1) + groups);
-    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 100)).start();
-    URI http = URI.create("http://127.0.0.1:" + server.httpPort());
+    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 100)
+        .withRestPort(0)).start();
+    URI http = URI.create("http://127.0.0.1:" + server.restPort());
     client = client(Node.newBuilder().setId("rest-1").build(),
         new RestXdsTransport(http, Duration.ofSeconds(10), Duration.ofMillis(50)));
     RecordingWatcher clusters = new RecordingWatcher();

@@ -153,13 +153,13 @@ final class SotwTypeState extends TypeState {
   void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
     boolean full = type.fullStateInSotw();
     boolean all = full || dirtyAll;
-    boolean whole = seesWhole(snapshot);
-    Diff diff = all && whole ? sharing.toWhole(sent, snapshot)
+    boolean whole = all && seesWhole(snapshot);
+    Diff diff = whole ? sharing.toWhole(sent, snapshot)
         : diff(all ? candidates(snapshot) : dirty, snapshot);
     clearDirty();
     // Spec "Deleting Resources": SotW cannot tell that a resource of a non-full-state type is
     // gone; it is forgotten, so that a reappearance is sent.
-    sent = all && whole ? VersionMap.shared(snapshot.versionMap()) : sent.with(diff, snapshot);
+    sent = whole ? VersionMap.shared(snapshot.versionMap()) : sent.with(diff, snapshot);
     List<XdsResource> resources;
     if (full) {
       if (diff.isEmpty() && !owesResponse) {

@@ -371,7 +371,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       return close(out, Outcome.CloseCode.PERMISSION_DENIED, p.denied());
     }
     // Who may have which Secret changed: every Secret is looked at again.
-    boolean accessChanged = !secretAccess.equals(config.secretAccess());
+    boolean accessChanged = secretAccess != config.secretAccess()
+        && !secretAccess.equals(config.secretAccess());
     secretAccess = config.secretAccess();
     String newGroup = p.group();
     boolean moved = !newGroup.equals(group);
