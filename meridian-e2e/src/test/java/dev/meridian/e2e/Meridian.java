@@ -21,6 +21,7 @@ final class Meridian implements AutoCloseable {
   private final NackRecorder nacks = new NackRecorder();
   private MeridianServer server;
   private int xdsPort;
+  private MeridianServer.Options.Tls tls;
 
   private Meridian(Path file) {
     this.file = file;
@@ -28,7 +29,13 @@ final class Meridian implements AutoCloseable {
   }
 
   static Meridian start(Path dir, Config config) throws Exception {
+    return start(dir, config, null);
+  }
+
+  /** Serving xDS over {@code tls} (issue 20): TLS, and with a client CA, mTLS. */
+  static Meridian start(Path dir, Config config, MeridianServer.Options.Tls tls) throws Exception {
     Meridian m = new Meridian(dir.resolve("meridian.yaml"));
+    m.tls = tls;
     m.write(config);
     m.startServer(0);
     return m;
@@ -44,7 +51,8 @@ final class Meridian implements AutoCloseable {
   }
 
   private void startServer(int port) throws Exception {
-    server = new MeridianServer(new MeridianServer.Options(file, "127.0.0.1", port, 0, 1000)).start();
+    server = new MeridianServer(new MeridianServer.Options(file, "127.0.0.1", port, 0, 1000)
+        .withTls(tls)).start();
     xdsPort = server.xdsPort();
   }
 

@@ -28,8 +28,13 @@ final class XdsTestClient implements AutoCloseable {
   private final NameResolverProvider provider;
 
   XdsTestClient(int xdsPort, String nodeId, String listenerName) {
+    this(bootstrap(xdsPort, nodeId), listenerName);
+  }
+
+  /** A client with the bootstrap given (e.g. A65 mTLS channel credentials). */
+  XdsTestClient(Map<String, ?> bootstrap, String listenerName) {
     String scheme = "xds-e2e-" + SEQ.incrementAndGet();
-    provider = E2eXdsAccess.resolverProvider(scheme, bootstrap(xdsPort, nodeId));
+    provider = E2eXdsAccess.resolverProvider(scheme, bootstrap);
     NameResolverRegistry.getDefaultRegistry().register(provider);
     target = scheme + ":///" + listenerName;
     channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create()).build();

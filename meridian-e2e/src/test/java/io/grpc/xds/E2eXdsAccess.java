@@ -22,6 +22,18 @@ public final class E2eXdsAccess {
 
   private E2eXdsAccess() {}
 
+  /**
+   * Registers channel credentials for bootstraps' {@code channel_creds} (grpc-java's registry of
+   * them is package-private in 1.85.1); the highest priority of a name wins.
+   */
+  public static void registerCredentials(XdsCredentialsProvider provider) {
+    XdsCredentialsRegistry.getDefaultRegistry().register(provider);
+  }
+
+  public static void deregisterCredentials(XdsCredentialsProvider provider) {
+    XdsCredentialsRegistry.getDefaultRegistry().deregister(provider);
+  }
+
   /** An {@code xds} resolver for {@code scheme:///<listener>} targets using {@code bootstrap}. */
   public static NameResolverProvider resolverProvider(String scheme, Map<String, ?> bootstrap) {
     return new NameResolverProvider() {
