@@ -96,7 +96,7 @@ final class ServerTls {
   ServerCredentials grpcCredentials() {
     TlsServerCredentials.Builder b = TlsServerCredentials.newBuilder().keyManager(keys);
     if (trust != null) {
-      b.trustManager(trust).clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
+      b.trustManager(new NoIssuerNames(trust)).clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
     }
     return b.build();
   }
@@ -104,8 +104,64 @@ final class ServerTls {
   /** The same material for an HTTPS server (the REST port); the caller asks for client certs. */
   SSLContext sslContext() throws GeneralSecurityException {
     SSLContext ctx = SSLContext.getInstance("TLS");
-    ctx.init(new KeyManager[] {keys}, trust == null ? null : new TrustManager[] {trust}, null);
+    ctx.init(new KeyManager[] {keys},
+        trust == null ? null : new TrustManager[] {new NoIssuerNames(trust)}, null);
     return ctx;
+  }
+
+  /**
+   * Verifies client certificates with the current roots, but names no acceptable issuers in the
+   * handshake. The names would be fixed when the TLS context is built (OpenSSL's client CA list),
+   * so after a rotation to a new client CA, clients that pick their certificate by the names the
+   * server sends (grpc-java's, the JDK's) would send none. Verification is what decides.
+   */
+  private static final class NoIssuerNames extends javax.net.ssl.X509ExtendedTrustManager {
+    private final javax.net.ssl.X509ExtendedTrustManager roots;
+
+    NoIssuerNames(javax.net.ssl.X509ExtendedTrustManager roots) {
+      this.roots = roots;
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType,
+        java.net.Socket socket) throws java.security.cert.CertificateException {
+      roots.checkClientTrusted(chain, authType, socket);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType,
+        javax.net.ssl.SSLEngine engine) throws java.security.cert.CertificateException {
+      roots.checkClientTrusted(chain, authType, engine);
+    }
+
+    @Override
+    public void checkClientTrusted(X509Certificate[] chain, String authType)
+        throws java.security.cert.CertificateException {
+      roots.checkClientTrusted(chain, authType);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType,
+        java.net.Socket socket) throws java.security.cert.CertificateException {
+      roots.checkServerTrusted(chain, authType, socket);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType,
+        javax.net.ssl.SSLEngine engine) throws java.security.cert.CertificateException {
+      roots.checkServerTrusted(chain, authType, engine);
+    }
+
+    @Override
+    public void checkServerTrusted(X509Certificate[] chain, String authType)
+        throws java.security.cert.CertificateException {
+      roots.checkServerTrusted(chain, authType);
+    }
+
+    @Override
+    public X509Certificate[] getAcceptedIssuers() {
+      return new X509Certificate[0];
+    }
   }
 
   /** Re-reads the files if their bytes changed; keeps the material in use if the new is bad. */

@@ -232,6 +232,26 @@ class TrustTest {
   }
 
   @Test
+  void rotatedClientCaAdmitsItsCertificatesAndNoLongerTheOldOnes() throws Exception {
+    TestCerts.Ca next = TestCerts.ca("next-client-ca");
+    TestCerts.Written newcomer = next.leaf("newcomer").uri(ORDERS).issue().write(dir, "newcomer");
+    replace(caFile, Files.readAllBytes(next.writeCert(dir.resolve("next.crt"))));
+    awaitMetric("meridian_tls_reloads_total{result=\"ok\"} 1");
+    RawXdsClient.Sotw admitted = RawXdsClient.sotwAds(channel(newcomer, serverTrust()), "web-1");
+    assertThat(admitted.subscribe(CLUSTER).getResourcesCount()).isEqualTo(1);
+    admitted.close();
+    RawXdsClient.Sotw refused = RawXdsClient.sotwAds(channel(client("old", ORDERS), serverTrust()),
+        "web-2");
+    refused.send(CLUSTER, "", "");
+    assertThat(refused.awaitClose().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  /** What a client trusts to verify the server: the original CA, which issued its certificate. */
+  Path serverTrust() {
+    return ca.writeCert(dir.resolve("server-trust.crt"));
+  }
+
+  @Test
   void badNewCertificateFileIsLoggedAndThePreviousOneStaysInUse() throws Exception {
     byte[] good = Files.readAllBytes(serverFiles.cert());
     replace(serverFiles.cert(), "-----BEGIN CERTIFICATE-----\nnot base64\n".getBytes());
