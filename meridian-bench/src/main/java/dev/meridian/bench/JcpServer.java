@@ -4,8 +4,11 @@ import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.envoyproxy.controlplane.cache.v3.Snapshot;
 import io.envoyproxy.controlplane.server.V3DiscoveryServer;
 import io.grpc.Server;
+import io.grpc.ServerCredentials;
+import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -16,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * java-control-plane 1.0.49 serving the benchmark's {@link Fleet} from a {@link SimpleCache}
  * (every node in one group), ADS SotW and Delta, on 127.0.0.1. Commands on stdin, one per line:
  * {@code all-clusters}, {@code one-endpoint <i>}, {@code quit}; it answers {@code applied <n>}.
- * On stdin EOF it exits. Usage: {@code JcpServer <port> <clusters> <endpoints>}.
+ * On stdin EOF it exits. Usage: {@code JcpServer <port> <clusters> <endpoints> [--tls-cert FILE
+ * --tls-key FILE --tls-client-ca FILE]}: with the three flags (Meridian's, PEM files) it serves mTLS
+ * and requires a client certificate chaining to the CA, as {@code meridian serve} does with them.
  */
 public final class JcpServer {
   private JcpServer() {}
@@ -28,7 +33,9 @@ public final class JcpServer {
     int[] versions = {1, 1};
     cache.setSnapshot("bench", snapshot(fleet, versions));
     V3DiscoveryServer discovery = new V3DiscoveryServer(cache);
-    Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+    InetSocketAddress address = new InetSocketAddress("127.0.0.1", port);
+    Server server = (args.length > 3 ? NettyServerBuilder.forAddress(address, mtls(args))
+        : NettyServerBuilder.forAddress(address))
         .permitKeepAliveTime(10, TimeUnit.SECONDS)
         .permitKeepAliveWithoutCalls(true)
         .maxInboundMessageSize(64 * 1024 * 1024)
@@ -58,6 +65,23 @@ public final class JcpServer {
     }
     server.shutdownNow();
     System.exit(0);
+  }
+
+  /** {@code --tls-cert F --tls-key F --tls-client-ca F} after the three numbers: mTLS. */
+  static ServerCredentials mtls(String[] args) throws java.io.IOException {
+    java.util.Map<String, String> flags = new java.util.HashMap<>();
+    for (int i = 3; i + 1 < args.length; i += 2) {
+      flags.put(args[i], args[i + 1]);
+    }
+    if (args.length != 9 || !flags.keySet().equals(
+        java.util.Set.of("--tls-cert", "--tls-key", "--tls-client-ca"))) {
+      throw new IllegalArgumentException(
+          "JcpServer <port> <clusters> <endpoints> [--tls-cert F --tls-key F --tls-client-ca F]");
+    }
+    return TlsServerCredentials.newBuilder()
+        .keyManager(new File(flags.get("--tls-cert")), new File(flags.get("--tls-key")))
+        .trustManager(new File(flags.get("--tls-client-ca")))
+        .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE).build();
   }
 
   /** Per-type versions, so a changed endpoint set does not resend the clusters. */

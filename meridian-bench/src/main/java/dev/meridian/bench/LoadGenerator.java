@@ -1,6 +1,5 @@
 package dev.meridian.bench;
 
-import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -33,27 +32,28 @@ import java.util.concurrent.TimeUnit;
 /**
  * Fan-out load generator: starts the server under test in its own JVM (Meridian from
  * {@code meridian.jar}, or java-control-plane 1.0.49 through {@link JcpServer}), connects N ADS
- * clients over loopback (one HTTP/2 connection each, a small shared event loop), then for each event
- * measures the time until every client has the new version. Traffic goes to 127.0.0.1 only; every
- * wait is bounded; it stops by itself.
+ * clients over loopback (one HTTP/2 connection each, plaintext or with {@code --tls true} mTLS, a
+ * small shared event loop), then for each event measures the time until every client has the new
+ * version. Traffic goes to 127.0.0.1 only; every wait is bounded; it stops by itself.
  *
  * <pre>
  * java -cp meridian-bench/target/meridian-bench.jar dev.meridian.bench.LoadGenerator \
- *   --server meridian|jcp --clients 1000 --clusters 10000 --variant sotw|delta --event all
+ *   --server meridian|jcp --clients 1000 --clusters 10000 --variant sotw|delta --event all \
+ *   [--tls true]
  * </pre>
  *
  * See {@link #usage()} and docs/benchmarks.md.
  */
 public final class LoadGenerator {
   /** One measured event. */
-  public record Result(String server, String variant, int clusters, int clients, String event,
-      int reached, Stats latencyMs, double bytesPerClient, double responsesPerClient,
+  public record Result(String server, String transport, String variant, int clusters, int clients,
+      String event, int reached, Stats latencyMs, double bytesPerClient, double responsesPerClient,
       double cpuSeconds, long peakRssBytes, long maxRssBytes, GcLog.Pauses gc,
       long serializations, int mismatches, double generatorCpuSeconds) {
     String row() {
       return String.format(Locale.ROOT,
-          "| %s | %,d | %,d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s |",
-          server, clusters, clients, variant, event, reached, clients,
+          "| %s | %s | %,d | %,d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s |",
+          server, transport, clusters, clients, variant, event, reached, clients,
           ms(latencyMs.min()), ms(latencyMs.percentile(50)), ms(latencyMs.percentile(90)),
           ms(latencyMs.percentile(99)), ms(latencyMs.max()), size(bytesPerClient),
           responsesPerClient, cpuSeconds, generatorCpuSeconds, size(maxRssBytes), size(peakRssBytes), gc,
@@ -61,10 +61,15 @@ public final class LoadGenerator {
     }
   }
 
-  static final String HEADER = "| server | clusters | clients | variant | event | reached | min | p50 | p90 "
-      + "| p99 | max | bytes/client | responses/client | server CPU s | loadgen CPU s | max RSS in event | peak RSS (VmHWM) "
-      + "| GC in event | serializations |\n"
-      + "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|";
+  static final String HEADER = "| server | transport | clusters | clients | variant | event | reached | min "
+      + "| p50 | p90 | p99 | max | bytes/client | responses/client | server CPU s | loadgen CPU s "
+      + "| max RSS in event | peak RSS (VmHWM) | GC in event | serializations |\n"
+      + "|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|";
+
+  /** The transport column: plaintext, or mTLS (--tls true). */
+  static String transport(boolean tls) {
+    return tls ? "mTLS" : "plaintext";
+  }
 
   static String ms(double v) {
     return Double.isNaN(v) ? "-" : v >= 1000 ? String.format(Locale.ROOT, "%.2f s", v / 1000)
@@ -95,6 +100,14 @@ public final class LoadGenerator {
           --clusters N               EDS clusters, one endpoint set each (default 1000)
           --endpoints N              endpoints per set (default 2)
           --variant sotw|delta       ADS variant (default sotw)
+          --tls true|false           mTLS between the clients and either server (default false):
+                                     a CA, a server certificate (localhost, 127.0.0.1) and one
+                                     client certificate (spiffe://bench.meridian/ns/fleet/sa/client)
+                                     made in --work-dir/tls; the server requires a client
+                                     certificate, each client channel has its own TLS context
+                                     (made before the connect clock starts) and does a full
+                                     handshake. All clients share the one certificate: what is
+                                     measured is the handshake's cost, not distinct identities
           --event connect|all-clusters|one-endpoint|all   (default all: the three in order;
                                      a comma list runs those in order, connect first)
                   | restart          alone: the clients start first and retry; then the real
@@ -147,6 +160,8 @@ public final class LoadGenerator {
   }
 
   final Map<String, String> opts = new LinkedHashMap<>();
+  /** The run's mTLS material (--tls true), or null: plaintext. */
+  private BenchTls tls;
 
   LoadGenerator(String[] args) {
     opts.put("server", "meridian");
@@ -154,6 +169,7 @@ public final class LoadGenerator {
     opts.put("clusters", "1000");
     opts.put("endpoints", "2");
     opts.put("variant", "sotw");
+    opts.put("tls", "false");
     opts.put("event", "all");
     opts.put("timeout", "300");
     opts.put("settle-ms", "1000");
@@ -316,11 +332,17 @@ public final class LoadGenerator {
     if (warmup < 0 || repeat < 1) {
       throw new IllegalArgumentException("--warmup N >= 0, --repeat N >= 1");
     }
-    for (String flag : List.of("generator-warmup", "unzeroed-direct-memory", "fleet-gc",
+    for (String flag : List.of("tls", "generator-warmup", "unzeroed-direct-memory", "fleet-gc",
         "fleet-jit")) {
       if (!List.of("true", "false").contains(opts.get(flag))) {
         throw new IllegalArgumentException("--" + flag + " true|false");
       }
+    }
+    if (opts.get("tls").equals("true")) {
+      // Made before any server starts; the generator's warm-up pass uses it too.
+      tls = BenchTls.create(Path.of(opts.get("work-dir")).toAbsolutePath().resolve("tls"));
+      log("mTLS: CA, server and client certificates (%s) in %s", BenchTls.CLIENT_IDENTITY,
+          tls.ca.getParent());
     }
     Scenario scenario = new Scenario(delta, clients, clusters, events);
     if (restart) {
@@ -375,7 +397,8 @@ public final class LoadGenerator {
     int clusters = scenario.clusters();
     Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
     Files.createDirectories(work);
-    String tag = tagPrefix + server + "-" + opts.get("variant") + "-" + clusters + "x" + clients;
+    String tag = tagPrefix + server + "-" + opts.get("variant") + "-" + clusters + "x" + clients
+        + (tls == null ? "" : "-mtls");
     Path gcLog = work.resolve("gc-" + tag + ".log");
     Files.deleteIfExists(gcLog);
     Fleet fleet = new Fleet(clusters, intOpt("endpoints"));
@@ -409,10 +432,16 @@ public final class LoadGenerator {
       cmd.addAll(List.of("-cp", opts.get("meridian-jar"), "dev.meridian.cli.Main",
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
           "--xds-port", Integer.toString(port), "--http-port", Integer.toString(httpPort)));
+      if (tls != null) {
+        cmd.addAll(tls.serverArgs());
+      }
       addWords(cmd, opts.get("meridian-args"));
     } else {
       cmd.addAll(List.of("-cp", opts.get("bench-jar"), JcpServer.class.getName(),
           Integer.toString(port), Integer.toString(clusters), opts.get("endpoints")));
+      if (tls != null) {
+        cmd.addAll(tls.serverArgs());
+      }
     }
     log("starting %s: %s", server, String.join(" ", cmd));
     List<Result> results = new ArrayList<>();
@@ -447,13 +476,15 @@ public final class LoadGenerator {
           Runnable trigger;
           if (event.equals("connect")) {
             goal = BenchClient.Goal.CONNECT;
+            // The builders before the clock (with --tls true, each client's TLS context); the
+            // channels are built and connect in the event.
+            List<NettyChannelBuilder> builders = new ArrayList<>(clients);
+            for (int i = 0; i < clients; i++) {
+              builders.add(channelBuilder(tls, port, group, channelType, window));
+            }
             trigger = () -> {
               for (int i = 0; i < clients; i++) {
-                ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-                    .eventLoopGroup(group).channelType(channelType).directExecutor()
-                    .flowControlWindow(window)
-                    .maxInboundMessageSize(512 * 1024 * 1024).build();
-                BenchClient c = new BenchClient(i, delta, shared, ch);
+                BenchClient c = new BenchClient(i, delta, shared, builders.get(i).build());
                 c.arm(BenchClient.Goal.CONNECT, 0, 0, t0);
                 fleetClients.add(c);
                 c.start();
@@ -510,6 +541,7 @@ public final class LoadGenerator {
     Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
     Files.createDirectories(work);
     String tag = "restart-" + opts.get("variant") + "-" + clusters + "x" + clients
+        + (tls == null ? "" : "-mtls")
         + (serveArgs.isEmpty() ? "" : "-" + serveArgs.replaceAll("[^A-Za-z0-9]+", "_"));
     Path gcLog = work.resolve("gc-" + tag + ".log");
     Path log = work.resolve("server-" + tag + ".log");
@@ -520,6 +552,9 @@ public final class LoadGenerator {
     List<String> cmd = new ArrayList<>(List.of(opts.get("launcher"), "serve",
         "--config", config.toString(), "--bind", "127.0.0.1",
         "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
+    if (tls != null) {
+      cmd.addAll(tls.serverArgs());
+    }
     addWords(cmd, serveArgs);
     // Passed as a user's own flags: after whatever the launcher adds.
     Map<String, String> env = Map.of("MERIDIAN_JAVA_OPTS",
@@ -540,11 +575,8 @@ public final class LoadGenerator {
     ServerProcess proc = null;
     try {
       for (int i = 0; i < clients; i++) {
-        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext()
-            .eventLoopGroup(group).channelType(channelType).directExecutor()
-            .flowControlWindow(intOpt("client-window"))
-            .maxInboundMessageSize(512 * 1024 * 1024).build();
-        BenchClient c = new BenchClient(i, delta, shared, ch, true);
+        BenchClient c = new BenchClient(i, delta, shared,
+            channelBuilder(tls, port, group, channelType, intOpt("client-window")).build(), true);
         fleetClients.add(c);
         c.start();
       }
@@ -596,6 +628,23 @@ public final class LoadGenerator {
         cmd.add(f);
       }
     }
+  }
+
+  /**
+   * The builder of one client's channel (its own HTTP/2 connection) to the server under test on
+   * 127.0.0.1: plaintext, or with {@code tls} mTLS, the server's certificate verified as {@link
+   * BenchTls#AUTHORITY}. With mTLS, making the builder makes the client's TLS context (about 9 ms
+   * of the load generator's CPU: what a proxy does once at its start, not at each connect); its
+   * channel connects with its first call.
+   */
+  static NettyChannelBuilder channelBuilder(BenchTls tls, int port, EventLoopGroup group,
+      Class<? extends Channel> channelType, int window) {
+    NettyChannelBuilder b = tls == null ? NettyChannelBuilder.forAddress("127.0.0.1", port)
+        .usePlaintext()
+        : NettyChannelBuilder.forAddress(new InetSocketAddress("127.0.0.1", port),
+            tls.clientCredentials).overrideAuthority(BenchTls.AUTHORITY);
+    return b.eventLoopGroup(group).channelType(channelType).directExecutor()
+        .flowControlWindow(window).maxInboundMessageSize(512 * 1024 * 1024);
   }
 
   /** What one scenario runs: the fleet and its events, the same for every pass. */
@@ -672,8 +721,8 @@ public final class LoadGenerator {
     Result r = collect(server, variant, clusters, clientCount, event, clients, proc, timeoutMs,
         new Before(cpuBefore, selfBefore, gcBefore, maxRss));
     long serialAfter = serializations(httpPort);
-    return new Result(r.server(), r.variant(), r.clusters(), r.clients(), r.event(), r.reached(),
-        r.latencyMs(), r.bytesPerClient(), r.responsesPerClient(), r.cpuSeconds(),
+    return new Result(r.server(), r.transport(), r.variant(), r.clusters(), r.clients(), r.event(),
+        r.reached(), r.latencyMs(), r.bytesPerClient(), r.responsesPerClient(), r.cpuSeconds(),
         r.peakRssBytes(), r.maxRssBytes(), r.gc(),
         serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
         r.mismatches(), r.generatorCpuSeconds());
@@ -747,8 +796,9 @@ public final class LoadGenerator {
     if (mismatches > 0) {
       log("  %d resources with unexpected content (stale or unknown)", mismatches);
     }
-    return new Result(server, variant, clusters, clientCount, event, lat.length, new Stats(lat),
-        bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc, -1, mismatches, selfCpu);
+    return new Result(server, transport(tls != null), variant, clusters, clientCount, event,
+        lat.length, new Stats(lat), bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc, -1,
+        mismatches, selfCpu);
   }
 
   /**

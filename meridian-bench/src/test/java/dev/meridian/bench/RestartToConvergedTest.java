@@ -15,22 +15,23 @@ import org.junit.jupiter.params.provider.CsvSource;
  * The load generator's restart-to-converged mode (issue 18, "A 20-second start"), small: the
  * clients start first and retry, the real launcher starts {@code serve} on the fleet's YAML file,
  * and every client reaches every cluster and endpoint set, SotW and Delta, with and without
- * {@code --fleet}.
+ * {@code --fleet}, and over mTLS ({@code --tls true}).
  */
 class RestartToConvergedTest {
   @TempDir Path dir;
 
-  @ParameterizedTest(name = "{0} {1}")
-  @CsvSource({"sotw, ''", "delta, ''", "sotw, --fleet", "delta, --fleet"})
+  @ParameterizedTest(name = "{0} {1} --tls {2}")
+  @CsvSource({"sotw, '', false", "delta, '', false", "sotw, --fleet, false", "delta, --fleet, false",
+      "delta, '', true"})
   @Timeout(value = 180, unit = TimeUnit.SECONDS)
-  void everyClientStartedBeforeTheServerConverges(String variant, String serveArgs)
+  void everyClientStartedBeforeTheServerConverges(String variant, String serveArgs, boolean tls)
       throws Exception {
     Path launcher = RealLauncher.in(dir);
     Path work = dir.resolve("work");
 
     List<LoadGenerator.Result> results = new LoadGenerator(new String[] {
         "--event", "restart", "--clients", "5", "--clusters", "20", "--variant", variant,
-        "--meridian-args", serveArgs, "--launcher", launcher.toString(),
+        "--meridian-args", serveArgs, "--launcher", launcher.toString(), "--tls", "" + tls,
         "--generator-warmup", "false", "--server-jvm", "", "--client-transport", "nio",
         "--settle-ms", "200", "--timeout", "120", "--work-dir", work.toString()}).run();
 
@@ -40,6 +41,7 @@ class RestartToConvergedTest {
     assertThat(r.mismatches()).isZero();
     assertThat(r.latencyMs().min()).isPositive();
     assertThat(r.server()).isEqualTo(("./meridian serve " + serveArgs).trim());
+    assertThat(r.transport()).isEqualTo(LoadGenerator.transport(tls));
     String log;
     try (var files = Files.list(work)) {
       Path serverLog = files.filter(p -> p.getFileName().toString().startsWith("server-"))
@@ -48,5 +50,9 @@ class RestartToConvergedTest {
     }
     assertThat(log).contains("path=" + work.resolve("fleet-20.yaml")); // a YAML file, as users write
     assertThat(log).doesNotContain("warmup"); // no startup warm-up, with or without --fleet
+    if (tls) {
+      assertThat(log.lines().filter(l -> l.contains("stream_open")
+          && l.contains("identity=" + BenchTls.CLIENT_IDENTITY))).hasSize(5);
+    }
   }
 }
