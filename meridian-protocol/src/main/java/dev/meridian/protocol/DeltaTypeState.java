@@ -64,9 +64,7 @@ final class DeltaTypeState extends TypeState {
     for (XdsResource r : due) {
       b.addResources(r.heartbeat());
     }
-    lastResponse = VersionMap.EMPTY; // a heartbeat is not an update
-    lastRemoved = List.of();
-    out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
+    out.add(new Outcome.Send(type, b.setNonce(recordHeartbeat(nonces)).build()));
   }
 
   void onRequest(DeltaDiscoveryRequest req, TypeSnapshot snapshot, String nodeId,
@@ -148,7 +146,7 @@ final class DeltaTypeState extends TypeState {
   @Override
   void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
     Diff diff;
-    if (dirtyAll && seesWhole(snapshot)) {
+    if ((dirtyAll || sharing.prefersWhole(held, dirty.size())) && seesWhole(snapshot)) {
       diff = sharing.toWhole(held, snapshot);
       held = VersionMap.shared(snapshot.versionMap()); // it now holds exactly the type
     } else {

@@ -36,7 +36,9 @@ record Diff(List<XdsResource> changed, List<String> gone) {
       }
     });
     gone.sort(null);
-    return new Diff(changed.size() == snapshot.size() ? snapshot.list() : changed, gone);
+    // Immutable: an interning Sharing hands the same Diff to many streams.
+    return new Diff(changed.size() == snapshot.size() ? snapshot.list() : List.copyOf(changed),
+        List.copyOf(gone));
   }
 
   /** Whether {@code changed} is every resource of {@code snapshot} (its own list). */

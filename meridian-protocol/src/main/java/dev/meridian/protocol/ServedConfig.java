@@ -67,8 +67,9 @@ public final class ServedConfig {
         return new Placement(g.name(), null);
       }
       if (m.selectsByNode()) {
+        // The node id and identity are named, the rule is not: it is the operator's to read.
         return new Placement(g.name(), "node '" + node.getId() + "' claims group '" + g.name()
-            + "', which requires identity " + m.identityGlob() + "; this stream's identity is "
+            + "', which its identity does not prove; this stream's identity is "
             + (identity == null ? "none (no verified client certificate)" : "'" + identity + "'"));
       }
     }

@@ -42,6 +42,13 @@ public abstract class Sharing {
   /** {@link Diff#toWhole}: from what a client holds to every resource of {@code snapshot}. */
   abstract Diff toWhole(VersionMap held, TypeSnapshot snapshot);
 
+  /**
+   * Whether, for a client whose view is the whole type, {@link #toWhole} is the cheaper way to the
+   * diff of {@code dirty} changed names (the answers are the same: the names not dirty did not
+   * change). Plain: never; interning: when many changed and the diff is shared.
+   */
+  abstract boolean prefersWhole(VersionMap held, int dirty);
+
   /** The warming bookkeeping of clusters just sent (see {@link Warming}). */
   abstract Warming warming(List<XdsResource> clusters, TypeSnapshot endpoints);
 
@@ -72,6 +79,11 @@ public abstract class Sharing {
     @Override
     Diff toWhole(VersionMap held, TypeSnapshot snapshot) {
       return Diff.toWhole(held, snapshot);
+    }
+
+    @Override
+    boolean prefersWhole(VersionMap held, int dirty) {
+      return false;
     }
 
     @Override
@@ -142,6 +154,12 @@ public abstract class Sharing {
       // does: the diff from it is worked out once. (The empty map too: a first answer.)
       Map<String, String> base = held.sharedBase();
       return base == null ? Diff.toWhole(held, snapshot) : snapshot.memo().toWhole(base);
+    }
+
+    @Override
+    boolean prefersWhole(VersionMap held, int dirty) {
+      // After a reload every client in sync holds the same earlier map: one diff for all of them.
+      return dirty >= INTERN_FROM && held.sharedBase() != null;
     }
 
     @Override

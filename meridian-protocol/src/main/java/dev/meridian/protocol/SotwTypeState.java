@@ -77,7 +77,7 @@ final class SotwTypeState extends TypeState {
     for (XdsResource r : due) {
       b.addResources(Any.pack(r.heartbeat()));
     }
-    out.add(new Outcome.Send(type, b.setNonce(mint(nonces)).build()));
+    out.add(new Outcome.Send(type, b.setNonce(recordHeartbeat(nonces)).build()));
   }
 
   /** A request for this type. {@code nonces} mints the nonce of any response sent. */
@@ -176,6 +176,9 @@ final class SotwTypeState extends TypeState {
     sentVersionInfo = versionInfo(snapshot);
     String nonce = record(diff.changed(), full ? sent : versionsOf(resources, snapshot), List.of(),
         snapshot, nonces);
+    if (full && ttlEnabled()) {
+      sentNow(resources); // the whole state went out: every TTL in it was refreshed
+    }
     boolean wrap = features.ttlInSotw();
     DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo)

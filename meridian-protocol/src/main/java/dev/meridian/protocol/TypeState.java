@@ -28,8 +28,13 @@ abstract class TypeState {
   Nack lastNack;
   /** key → version the client ACKed: what it is known to run (make-before-break, admin, CSDS). */
   VersionMap acked = VersionMap.EMPTY;
-  /** key → version of the resources in the latest response; in flight, ACKed or NACKed. */
+  /**
+   * key → version of the resources in the latest response; in flight, ACKed or NACKed. Null after
+   * a heartbeat, which carries no new version: its ACK changes nothing the client runs.
+   */
   VersionMap lastResponse = VersionMap.EMPTY;
+  /** The version map of the snapshot the latest response came from (what an ACK may share). */
+  java.util.Map<String, String> lastSnapshot = java.util.Map.of();
   /** Keys the latest response removed (Delta removed_resources). */
   List<String> lastRemoved = List.of();
   /** ADS sequencing (see XdsStream): whether this type may respond now. */
@@ -73,7 +78,10 @@ abstract class TypeState {
       out.add(new Outcome.Nacked(lastNack));
     } else {
       ackedVersion = sentVersion;
-      acked = replacesState() ? lastResponse : acked.merge(lastResponse, lastRemoved);
+      if (lastResponse != null) {
+        acked = replacesState() ? lastResponse
+            : acked.merge(lastResponse, lastRemoved, lastSnapshot);
+      }
       out.add(new Outcome.Ack(type, sentVersion, nonce));
     }
     return true;
@@ -250,6 +258,7 @@ abstract class TypeState {
       TypeSnapshot snapshot, Supplier<String> nonces) {
     lastResponse = carried;
     lastRemoved = removed;
+    lastSnapshot = snapshot.versionMap();
     if (onSent != null && !fresh.isEmpty()) {
       onSent.accept(fresh, snapshot);
     }
@@ -267,6 +276,13 @@ abstract class TypeState {
       e.put(r.name(), r.version());
     }
     return e.commit(snapshot.versionMap());
+  }
+
+  /** Records a heartbeat (spec "TTL"): no new version, nothing for its ACK to change. */
+  final String recordHeartbeat(Supplier<String> nonces) {
+    lastResponse = null;
+    lastRemoved = List.of();
+    return mint(nonces);
   }
 
   /** Marks a response as sent under a fresh nonce. */

@@ -136,14 +136,17 @@ final class VersionMap {
    * This map with {@code puts} put and {@code removes} removed (what a client runs once it ACKs a
    * response). When the response covered every key held, the result is {@code puts} itself.
    */
-  VersionMap merge(VersionMap puts, java.util.List<String> removes) {
-    if (removes.isEmpty() && puts.size() >= size && allKeys(puts::containsKey)) {
-      return puts;
+  VersionMap merge(VersionMap puts, java.util.List<String> removes,
+      Map<String, String> candidate) {
+    java.util.Collection<String> gone = removes.size() > 8 ? new HashSet<>(removes) : removes;
+    if (puts.size() >= size - removes.size() && allKeys(removes.isEmpty() ? puts::containsKey
+        : k -> puts.containsKey(k) || gone.contains(k))) {
+      return puts; // it covered (or removed) every key held
     }
     Editor e = edit();
     puts.forEach(e::put);
     removes.forEach(e::remove);
-    return e.commit(puts.sharedBase());
+    return e.commit(candidate);
   }
 
   /** This map with {@code diff} applied: its changed resources put, its gone names removed. */

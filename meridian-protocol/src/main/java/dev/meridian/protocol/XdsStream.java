@@ -32,6 +32,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   private HeartbeatPolicy heartbeats = HeartbeatPolicy.DEFAULT;
   /** The snapshot this stream last served from. */
   private Snapshot applied = Snapshot.empty();
+  /** The config this stream's group and Secret access were last decided against. */
+  private ServedConfig placedIn;
   /**
    * ADS sequencing: endpoints of clusters just sent that the client does not hold warm yet (see
    * {@link #awaitedFor}); listeners and routes wait for them.
@@ -101,8 +103,16 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
         return close(out, Outcome.CloseCode.PERMISSION_DENIED, p.denied());
       }
       group = p.group();
+      placedIn = config;
+      secretAccess = config.secretAccess();
+    } else if (config != placedIn) {
+      // A reload this stream has not been handed yet: its placement and who may have which
+      // Secret are decided again before the request is answered from the new config.
+      out.addAll(onConfig(config, Map.of()));
+      if (closed) {
+        return out;
+      }
     }
-    secretAccess = config.secretAccess();
     ResourceType type;
     String typeUrl = typeUrlOf(req);
     if (serviceType == null) {
@@ -152,6 +162,15 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   private TypeSnapshot secrets(TypeSnapshot all) {
     if (all == secretsFrom && secretAccess == secretsAccess) {
       return secretsView;
+    }
+    if (secretAccess.rules().isEmpty() && (identity != null || plaintextSecrets)) {
+      // No rule names a Secret: every Secret of the group is this stream's, the group's own view.
+      secretsFrom = all;
+      secretsAccess = secretAccess;
+      secretsView = all;
+      secretsWithheld = Set.of();
+      withheldReported.clear();
+      return all;
     }
     List<XdsResource> allowed = new ArrayList<>();
     Set<String> withheld = new java.util.TreeSet<>();
@@ -370,6 +389,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     if (p.isDenied()) {
       return close(out, Outcome.CloseCode.PERMISSION_DENIED, p.denied());
     }
+    placedIn = config;
     // Who may have which Secret changed: every Secret is looked at again.
     boolean accessChanged = secretAccess != config.secretAccess()
         && !secretAccess.equals(config.secretAccess());
@@ -611,7 +631,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
       Map<String, String> lastResponseVersions) {}
 
   private static Map<String, String> lastResponse(TypeState s) {
-    return new java.util.TreeMap<>(s.lastResponse.toMap());
+    return s.lastResponse == null ? Map.of() : new java.util.TreeMap<>(s.lastResponse.toMap());
   }
 
   public final List<TypeStatus> status() {

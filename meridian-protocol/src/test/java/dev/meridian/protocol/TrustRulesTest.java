@@ -92,13 +92,15 @@ class TrustRulesTest {
 
     /** ACKs the last response (Delta) so the next one may come. */
     @SuppressWarnings("unchecked")
-    void ack() {
+    List<Outcome> ack() {
       if (delta()) {
-        ((TwinStream<DeltaDiscoveryRequest>) twin).onRequest(DeltaDiscoveryRequest.newBuilder()
-            .setTypeUrl(ResourceType.SECRET.typeUrl()).setResponseNonce(lastNonce).build(), config);
-      } else {
-        ask(namesOfLastAsk());
+        List<Outcome> out = ((TwinStream<DeltaDiscoveryRequest>) twin).onRequest(
+            DeltaDiscoveryRequest.newBuilder().setTypeUrl(ResourceType.SECRET.typeUrl())
+                .setResponseNonce(lastNonce).build(), config);
+        remember(out);
+        return out;
       }
+      return ask(namesOfLastAsk());
     }
 
     private String[] namesOfLastAsk() {
@@ -292,6 +294,34 @@ class TrustRulesTest {
     assertThat(sent(c.ask())).containsExactly("payments-cert");
     c.ack();
     Outcome.Close close = closed(c.reload(config(secret("shared"))));
+    assertThat(close.code()).isEqualTo(Outcome.CloseCode.PERMISSION_DENIED);
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Variant.class, names = {"DELTA_ADS", "DELTA_PER_TYPE"})
+  void accessChangeFirstSeenThroughARequestStillRemovesTheSecret(Variant v) {
+    Client c = new Client(v, "web-1", ORDERS, false, config(secret("orders-cert")));
+    assertThat(sent(c.ask("orders-cert"))).containsExactly("orders-cert");
+    c.ack();
+    c.ask("other"); // a response in flight again, for the ACK below to answer
+    // The hub serves the new config before the push reaches this stream; a request comes first.
+    c.config = config(new SecretAccess(List.of(new SecretAccess.Rule("orders-*",
+        List.of("spiffe://example.org/ns/payments/*")))), secret("orders-cert"));
+    List<Outcome> out = c.ack(); // an ACK only: nothing in it asks for the Secret again
+    assertThat(removed(out)).containsExactly("orders-cert");
+    assertThat(withheld(out)).extracting(Outcome.Withheld::name).containsExactly("orders-cert");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void requestAfterAReloadThatLeavesTheClaimUnprovenClosesTheStream(Variant v) {
+    ServedConfig open = new ServedConfig(Snapshot.of(List.of(secret("shared"))),
+        List.of(new ServedConfig.Group("payments", new NodeMatcher("payments-*", null),
+            Snapshot.of(List.of(secret("payments-cert"))))), SecretAccess.NONE);
+    Client c = new Client(v, "payments-1", ORDERS, false, open);
+    assertThat(sent(c.ask())).containsExactly("payments-cert");
+    c.config = config(secret("shared")); // served before its push reaches the stream
+    Outcome.Close close = closed(c.ask());
     assertThat(close.code()).isEqualTo(Outcome.CloseCode.PERMISSION_DENIED);
   }
 }
