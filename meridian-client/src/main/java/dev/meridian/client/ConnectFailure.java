@@ -1,6 +1,7 @@
 package dev.meridian.client;
 
 import io.grpc.Status;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
@@ -45,6 +46,10 @@ public final class ConnectFailure {
           return "connection to " + target + " timed out";
         }
         return "cannot connect to " + target + ": " + t.getMessage();
+      }
+      if (t instanceof IOException
+          && String.valueOf(t.getMessage()).toLowerCase(Locale.ROOT).contains("connection reset")) {
+        return "connection to " + target + " reset by the server";
       }
     }
     return null;

@@ -42,6 +42,9 @@ class ConnectFailureTest {
     assertThat(ConnectFailure.describe(Status.UNAVAILABLE.withCause(
         new java.net.UnknownHostException("nowhere.invalid")), "nowhere.invalid:1"))
         .isEqualTo("unknown host in nowhere.invalid:1");
+    assertThat(ConnectFailure.describe(Status.UNAVAILABLE.withCause(new java.io.IOException(
+        "recvAddress(..) failed with error(-104): Connection reset by peer")), "h:1"))
+        .isEqualTo("connection to h:1 reset by the server");
   }
 
   @Test
