@@ -106,7 +106,8 @@ class UsageErrorsTest {
       new String[] {"get " + CLIENT, "meridian get"},
       new String[] {"watch " + CLIENT, "meridian watch"},
       new String[] {"resolve " + RESOLVE, "meridian resolve"},
-      new String[] {"status --server 127.0.0.1:1", "meridian status"});
+      new String[] {"status --server 127.0.0.1:1", "meridian status"},
+      new String[] {"bootstrap envoy --mode ads --tls-ca ca.crt", "meridian bootstrap envoy"});
 
   static Stream<Arguments> halfAClientIdentity() {
     return TLS_COMMANDS.stream().flatMap(c -> Stream.of(
@@ -135,6 +136,16 @@ class UsageErrorsTest {
     assertThat(run((c[0] + " --tls-ca " + missing).split(" "))).isEqualTo(2);
     assertThat(err.toString().lines().toList()).containsExactly(
         c[1] + ": --tls-ca: " + missing + ": no such file", "Try '" + c[1] + " --help' for usage.");
+  }
+
+  /** Envoy checks an upstream's certificate only against a CA it is given: no CA, no bootstrap. */
+  @Test
+  void anEnvoyBootstrapWithAClientCertificateNeedsACa() {
+    assertThat(run("bootstrap", "envoy", "--mode", "ads", "--tls-cert", "c.crt", "--tls-key",
+        "c.key")).isEqualTo(2);
+    assertThat(err.toString()).startsWith("meridian bootstrap envoy: --tls-ca is required with "
+        + "--tls-cert");
+    assertThat(out.toString()).isEmpty();
   }
 
   @Test
