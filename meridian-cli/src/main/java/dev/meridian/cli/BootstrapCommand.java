@@ -45,10 +45,13 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code meridian bootstrap envoy}: an Envoy bootstrap that connects to this Meridian. */
+/**
+ * {@code meridian bootstrap envoy}: an Envoy bootstrap that connects to this Meridian;
+ * {@code meridian bootstrap grpc}: a gRFC A27 bootstrap for proxyless gRPC clients.
+ */
 @Command(name = "bootstrap", mixinStandardHelpOptions = true,
     description = "Print a client bootstrap that connects to Meridian.",
-    subcommands = {BootstrapCommand.Envoy.class})
+    subcommands = {BootstrapCommand.Envoy.class, BootstrapGrpcCommand.class})
 final class BootstrapCommand {
 
   /** How Envoy talks to Meridian (docs/envoy-modes.md). */

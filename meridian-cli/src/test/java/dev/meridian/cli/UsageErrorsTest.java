@@ -93,7 +93,8 @@ class UsageErrorsTest {
   /** Issue 18 §6: `--server localhost` ended in `UNAVAILABLE io exception`. */
   @ParameterizedTest
   @ValueSource(strings = {"get --type clusters", "watch --type clusters",
-      "resolve --listener l --path /a.B/C", "status", "bootstrap envoy --mode ads"})
+      "resolve --listener l --path /a.B/C", "status", "bootstrap envoy --mode ads",
+      "bootstrap grpc --node-id n"})
   void aServerWithoutAPortIsAUsageError(String args) {
     List<String> argv = new ArrayList<>(List.of(args.split(" ")));
     argv.addAll(List.of("--server", "localhost"));
@@ -107,7 +108,8 @@ class UsageErrorsTest {
       new String[] {"watch " + CLIENT, "meridian watch"},
       new String[] {"resolve " + RESOLVE, "meridian resolve"},
       new String[] {"status --server 127.0.0.1:1", "meridian status"},
-      new String[] {"bootstrap envoy --mode ads --tls-ca ca.crt", "meridian bootstrap envoy"});
+      new String[] {"bootstrap envoy --mode ads --tls-ca ca.crt", "meridian bootstrap envoy"},
+      new String[] {"bootstrap grpc --server 127.0.0.1:1 --node-id n", "meridian bootstrap grpc"});
 
   static Stream<Arguments> halfAClientIdentity() {
     return TLS_COMMANDS.stream().flatMap(c -> Stream.of(
