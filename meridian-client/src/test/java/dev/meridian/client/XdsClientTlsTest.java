@@ -91,11 +91,17 @@ class XdsClientTlsTest {
         .build().start();
   }
 
-  /** Ends every connection: the client's next stream needs a new connection (and handshake). */
-  private void restartServer(TestCerts.Written cert, Path clientCa) throws Exception {
+  /**
+   * Ends every connection and serves again on the same port with {@code cert}: the client's next
+   * stream needs a new connection (and handshake). Returns the client identity it came with.
+   */
+  private String nextConnection(TestCerts.Written cert) throws Exception {
+    int before = peers.identities().size();
     int port = server.getPort();
     server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    server = start(port, cert, clientCa);
+    server = start(port, cert, caFile);
+    Await.until("a new stream", () -> peers.identities().size() > before);
+    return peers.last();
   }
 
   /** A gRFC A27 bootstrap for the server, with gRFC A65 tls channel creds. */
@@ -126,12 +132,44 @@ class XdsClientTlsTest {
     }
   }
 
+  /** Watches cluster a on a client made from {@code bootstrap}. */
+  private RecordingWatcher watchCluster(Bootstrap bootstrap) {
+    client = XdsClient.create(bootstrap, XdsClient.Options.defaults());
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, "a", w);
+    return w;
+  }
+
+  /** The first error of a client made from {@code bootstrap}; it got no resource. */
+  private XdsError firstError(Bootstrap bootstrap) {
+    RecordingWatcher w = watchCluster(bootstrap);
+    Await.until("the stream fails", () -> !errors(w).isEmpty());
+    assertThat(w.latest).isEmpty();
+    return errors(w).get(0);
+  }
+
+  /**
+   * A client with the mTLS files re-read every 50 ms, once cluster a has arrived; returns its
+   * transport, whose TLS material the test watches.
+   */
+  private GrpcXdsTransport connectRereadingTheFiles() throws Exception {
+    GrpcXdsTransport[] transport = new GrpcXdsTransport[1];
+    client = new XdsClient(bootstrap(caFile, clientFiles, "0.05s"), XdsClient.Options.defaults(),
+        s -> transport[0] = new GrpcXdsTransport(s));
+    RecordingWatcher w = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, "a", w);
+    Await.until("cluster a", () -> w.latest.containsKey("a"));
+    return transport[0];
+  }
+
+  private String handshakeFailure(String why) {
+    return "TLS handshake with 127.0.0.1:" + server.getPort() + " failed: " + why;
+  }
+
   @Test
   void mutualTlsDeliversResourcesAndTheServerSeesTheClientCertificate() throws Exception {
     server = start(0, serverFiles, caFile);
-    client = XdsClient.create(bootstrap(caFile, clientFiles, null), XdsClient.Options.defaults());
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
+    RecordingWatcher w = watchCluster(bootstrap(caFile, clientFiles, null));
     Await.until("cluster a over mTLS", () -> w.latest.containsKey("a"));
     assertThat(peers.identities()).isNotEmpty().containsOnly(CLIENT_A);
     assertThat(errors(w)).isEmpty();
@@ -140,15 +178,10 @@ class XdsClientTlsTest {
   @Test
   void theServerRejectsAClientWithoutACertificate() throws Exception {
     server = start(0, serverFiles, caFile);
-    client = XdsClient.create(bootstrap(caFile, null, null), XdsClient.Options.defaults());
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
-    Await.until("the stream fails", () -> !errors(w).isEmpty());
-    XdsError e = errors(w).get(0);
+    XdsError e = firstError(bootstrap(caFile, null, null));
     assertThat(e.kind()).isEqualTo(XdsError.Kind.UNAVAILABLE);
-    assertThat(e.message()).isEqualTo("TLS handshake with 127.0.0.1:" + server.getPort()
-        + " failed: the server requires a client certificate and this client has none");
-    assertThat(w.latest).isEmpty();
+    assertThat(e.message()).isEqualTo(handshakeFailure(
+        "the server requires a client certificate and this client has none"));
     assertThat(peers.identities()).isEmpty();
   }
 
@@ -157,13 +190,9 @@ class XdsClientTlsTest {
     server = start(0, serverFiles, caFile);
     TestCerts.Written stranger = TestCerts.ca("stranger-ca").leaf("stranger")
         .uri("spiffe://elsewhere.test/stranger").issue().write(dir, "stranger");
-    client = XdsClient.create(bootstrap(caFile, stranger, null), XdsClient.Options.defaults());
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
-    Await.until("the stream fails", () -> !errors(w).isEmpty());
-    assertThat(errors(w).get(0).message()).isEqualTo("TLS handshake with 127.0.0.1:"
-        + server.getPort() + " failed: the server aborted the handshake (alert internal_error; "
-        + "grpc-java servers send it when they refuse the client's certificate)");
+    assertThat(firstError(bootstrap(caFile, stranger, null)).message()).isEqualTo(
+        handshakeFailure("the server aborted the handshake (alert internal_error; grpc-java "
+            + "servers send it when they refuse the client's certificate)"));
     assertThat(peers.identities()).isEmpty();
   }
 
@@ -171,14 +200,8 @@ class XdsClientTlsTest {
   void aServerCertificateTheCaDoesNotTrustFailsSayingSo() throws Exception {
     server = start(0, serverFiles, caFile);
     Path otherCa = TestCerts.ca("other-ca").writeCert(dir.resolve("other-ca.crt"));
-    client = XdsClient.create(bootstrap(otherCa, clientFiles, null), XdsClient.Options.defaults());
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
-    Await.until("the stream fails", () -> !errors(w).isEmpty());
-    assertThat(errors(w).get(0).message()).isEqualTo("TLS handshake with 127.0.0.1:"
-        + server.getPort() + " failed: the server's certificate is not issued by a CA this client "
-        + "trusts");
-    assertThat(w.latest).isEmpty();
+    assertThat(firstError(bootstrap(otherCa, clientFiles, null)).message()).isEqualTo(
+        handshakeFailure("the server's certificate is not issued by a CA this client trusts"));
   }
 
   @Test
@@ -186,78 +209,50 @@ class XdsClientTlsTest {
     TestCerts.Written elsewhere = ca.leaf("elsewhere").dns("xds.example.com").issue()
         .write(dir, "elsewhere");
     server = start(0, elsewhere, caFile);
-    client = XdsClient.create(bootstrap(caFile, clientFiles, null), XdsClient.Options.defaults());
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
-    Await.until("the stream fails", () -> !errors(w).isEmpty());
-    assertThat(errors(w).get(0).message()).isEqualTo("TLS handshake with 127.0.0.1:"
-        + server.getPort() + " failed: the server's certificate does not name 127.0.0.1");
+    assertThat(firstError(bootstrap(caFile, clientFiles, null)).message()).isEqualTo(
+        handshakeFailure("the server's certificate does not name 127.0.0.1"));
   }
 
   @Test
   void aRotatedCertificateIsPresentedOnTheNextConnection() throws Exception {
     server = start(0, serverFiles, caFile);
-    GrpcXdsTransport[] transport = new GrpcXdsTransport[1];
-    client = new XdsClient(bootstrap(caFile, clientFiles, "0.05s"), XdsClient.Options.defaults(),
-        s -> transport[0] = new GrpcXdsTransport(s));
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
-    Await.until("cluster a", () -> w.latest.containsKey("a"));
+    GrpcXdsTransport transport = connectRereadingTheFiles();
     assertThat(peers.last()).isEqualTo(CLIENT_A);
 
     // Certificate and key replaced by rename (TestCerts writes aside, then renames over).
     ca.leaf("client-b").uri(CLIENT_B).issue().write(dir, "client");
-    Await.until("the new certificate is loaded", () -> transport[0].tls().certificate()
+    Await.until("the new certificate is loaded", () -> transport.tls().certificate()
         .getSubjectX500Principal().getName().equals("CN=client-b"));
-    int before = peers.identities().size();
-    restartServer(serverFiles, caFile);
-    Await.until("a new stream", () -> peers.identities().size() > before);
-    assertThat(peers.last()).isEqualTo(CLIENT_B);
+    assertThat(nextConnection(serverFiles)).isEqualTo(CLIENT_B);
   }
 
   @Test
   void aBadNewCertificateIsLoggedAndTheOldOneStaysInUse() throws Exception {
     server = start(0, serverFiles, caFile);
-    GrpcXdsTransport[] transport = new GrpcXdsTransport[1];
-    client = new XdsClient(bootstrap(caFile, clientFiles, "0.05s"), XdsClient.Options.defaults(),
-        s -> transport[0] = new GrpcXdsTransport(s));
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
-    Await.until("cluster a", () -> w.latest.containsKey("a"));
+    GrpcXdsTransport transport = connectRereadingTheFiles();
 
     // A new certificate without its key: the old key does not match it.
     ca.leaf("client-b").uri(CLIENT_B).issue().writeCert(clientFiles.cert());
-    Await.until("the mismatch is noticed", () -> transport[0].tls().problem() != null);
-    assertThat(transport[0].tls().problem()).isEqualTo(clientFiles.key()
+    Await.until("the mismatch is noticed", () -> transport.tls().problem() != null);
+    assertThat(transport.tls().problem()).isEqualTo(clientFiles.key()
         + ": is not the private key of the certificate in " + clientFiles.cert());
     Await.until("the mismatch is logged", () -> logged.stream().anyMatch(r ->
         r.getLevel() == Level.WARNING && r.getMessage().contains("is not the private key")
             && r.getMessage().contains("keeping the previous certificates and key")));
-
-    int before = peers.identities().size();
-    restartServer(serverFiles, caFile);
-    Await.until("a new stream", () -> peers.identities().size() > before);
-    assertThat(peers.last()).isEqualTo(CLIENT_A);
+    assertThat(nextConnection(serverFiles)).isEqualTo(CLIENT_A);
   }
 
   @Test
   void aRotatedCaIsTrustedOnTheNextConnection() throws Exception {
     Path clientTrust = ca.writeCert(dir.resolve("client-trust.crt"));
     server = start(0, serverFiles, caFile);
-    client = XdsClient.create(bootstrap(clientTrust, clientFiles, "0.05s"),
-        XdsClient.Options.defaults());
-    RecordingWatcher w = new RecordingWatcher();
-    client.watch(ResourceType.CLUSTER, "a", w);
+    RecordingWatcher w = watchCluster(bootstrap(clientTrust, clientFiles, "0.05s"));
     Await.until("cluster a", () -> w.latest.containsKey("a"));
 
     // The server moves to a certificate of a new CA; the client's trust file is replaced with it.
     TestCerts.Ca next = TestCerts.ca("next-ca");
     TestCerts.Written nextServer = next.leaf("xds-server-2").loopback().issue().write(dir, "server2");
     next.writeCert(clientTrust);
-    int before = peers.identities().size();
-    restartServer(nextServer, caFile);
-    Await.until("a new stream to the server with the new CA's certificate",
-        () -> peers.identities().size() > before);
-    assertThat(peers.last()).isEqualTo(CLIENT_A);
+    assertThat(nextConnection(nextServer)).isEqualTo(CLIENT_A);
   }
 }
