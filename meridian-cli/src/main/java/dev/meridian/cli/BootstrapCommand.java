@@ -5,6 +5,7 @@ import com.google.protobuf.Duration;
 import com.google.protobuf.util.JsonFormat;
 import dev.meridian.protocol.EnvoyTypeRegistry;
 import dev.meridian.protocol.ResourceType;
+import dev.meridian.client.TlsConfig;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.server.FilePublisher;
 import io.envoyproxy.envoy.config.bootstrap.v3.Admin;
@@ -15,17 +16,25 @@ import io.envoyproxy.envoy.config.core.v3.AggregatedConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ApiVersion;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.config.core.v3.DataSource;
 import io.envoyproxy.envoy.config.core.v3.GrpcService;
 import io.envoyproxy.envoy.config.core.v3.Http2ProtocolOptions;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.config.core.v3.PathConfigSource;
 import io.envoyproxy.envoy.config.core.v3.SocketAddress;
+import io.envoyproxy.envoy.config.core.v3.TransportSocket;
 import io.envoyproxy.envoy.config.core.v3.WatchedDirectory;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.config.endpoint.v3.Endpoint;
 import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.endpoint.v3.LocalityLbEndpoints;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -33,12 +42,16 @@ import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code meridian bootstrap envoy}: an Envoy bootstrap that connects to this Meridian. */
+/**
+ * {@code meridian bootstrap envoy}: an Envoy bootstrap that connects to this Meridian;
+ * {@code meridian bootstrap grpc}: a gRFC A27 bootstrap for proxyless gRPC clients.
+ */
 @Command(name = "bootstrap", mixinStandardHelpOptions = true,
     description = "Print a client bootstrap that connects to Meridian.",
-    subcommands = {BootstrapCommand.Envoy.class})
+    subcommands = {BootstrapCommand.Envoy.class, BootstrapGrpcCommand.class})
 final class BootstrapCommand {
 
   /** How Envoy talks to Meridian (docs/envoy-modes.md). */
@@ -50,7 +63,8 @@ final class BootstrapCommand {
   static final String HTTP_CLUSTER = "meridian_http";
 
   @Command(name = "envoy", mixinStandardHelpOptions = true,
-      description = "Print an Envoy bootstrap (YAML) that gets its listeners and clusters from Meridian.")
+      description = "Print an Envoy bootstrap (YAML) that gets its listeners and clusters from "
+          + "Meridian; with --tls-* it connects over TLS (mTLS with --tls-cert).")
   static final class Envoy implements Callable<Integer> {
     @Option(names = "--mode", required = true, paramLabel = "MODE",
         converter = Choice.Modes.class, completionCandidates = Choice.Modes.class,
@@ -86,6 +100,10 @@ final class BootstrapCommand {
         description = "files mode: the config group to read (default ${DEFAULT-VALUE}).")
     String group;
 
+    /** Envoy's connections to Meridian over TLS: the files are named, not read, here. */
+    @Mixin
+    TlsOptions tls;
+
     @Override
     public Integer call() {
       try {
@@ -100,13 +118,22 @@ final class BootstrapCommand {
 
   static String render(Envoy o) {
     Mode mode = o.mode;
+    TlsConfig tls = o.tls.absoluteConfig();
+    if (tls != null && tls.caCertificateFile() == null) {
+      // Envoy verifies an upstream's certificate only against a CA it is given.
+      throw o.tls.usage("--tls-ca is required with --tls-cert: Envoy checks the server's "
+          + "certificate only against the CA it is given");
+    }
+    if (tls != null && mode == Mode.FILES) {
+      throw o.tls.usage("--mode files reads local files: it has no connection for --tls-*");
+    }
     Bootstrap.Builder b = Bootstrap.newBuilder()
         .setNode(Node.newBuilder().setId(o.nodeId).setCluster(o.nodeCluster))
         .setAdmin(Admin.newBuilder().setAddress(address("127.0.0.1", 9901)));
     var dyn = b.getDynamicResourcesBuilder();
     switch (mode) {
       case ADS, DELTA_ADS -> {
-        b.getStaticResourcesBuilder().addClusters(cluster(XDS_CLUSTER, server(o, 18000), true));
+        b.getStaticResourcesBuilder().addClusters(cluster(XDS_CLUSTER, server(o, 18000), true, tls));
         dyn.setAdsConfig(grpc(mode == Mode.DELTA_ADS ? ApiConfigSource.ApiType.DELTA_GRPC
             : ApiConfigSource.ApiType.GRPC));
         ConfigSource ads = ConfigSource.newBuilder().setAds(AggregatedConfigSource.getDefaultInstance())
@@ -114,7 +141,7 @@ final class BootstrapCommand {
         dyn.setCdsConfig(ads).setLdsConfig(ads);
       }
       case XDS, DELTA_XDS -> {
-        b.getStaticResourcesBuilder().addClusters(cluster(XDS_CLUSTER, server(o, 18000), true));
+        b.getStaticResourcesBuilder().addClusters(cluster(XDS_CLUSTER, server(o, 18000), true, tls));
         ApiConfigSource.ApiType type = mode == Mode.DELTA_XDS ? ApiConfigSource.ApiType.DELTA_GRPC
             : ApiConfigSource.ApiType.GRPC;
         ConfigSource perType = ConfigSource.newBuilder().setApiConfigSource(grpc(type))
@@ -124,8 +151,9 @@ final class BootstrapCommand {
         dyn.setAdsConfig(grpc(type));
       }
       case REST -> {
-        b.getStaticResourcesBuilder().addClusters(cluster(HTTP_CLUSTER, server(o, 18001), false))
-            .addClusters(cluster(XDS_CLUSTER, o.xdsServer, true));
+        b.getStaticResourcesBuilder()
+            .addClusters(cluster(HTTP_CLUSTER, server(o, 18001), false, tls))
+            .addClusters(cluster(XDS_CLUSTER, o.xdsServer, true, tls));
         ConfigSource rest = ConfigSource.newBuilder().setApiConfigSource(ApiConfigSource.newBuilder()
                 .setApiType(ApiConfigSource.ApiType.REST)
                 .setTransportApiVersion(ApiVersion.V3)
@@ -170,7 +198,7 @@ final class BootstrapCommand {
     return o.server == null ? new HostPort("127.0.0.1", defaultPort) : o.server;
   }
 
-  private static Cluster cluster(String name, HostPort hostPort, boolean http2) {
+  private static Cluster cluster(String name, HostPort hostPort, boolean http2, TlsConfig tls) {
     Cluster.Builder c = Cluster.newBuilder().setName(name)
         .setConnectTimeout(Duration.newBuilder().setSeconds(1))
         // An IP literal needs no resolution; a host name is resolved and re-resolved.
@@ -187,10 +215,48 @@ final class BootstrapCommand {
               HttpProtocolOptions.ExplicitHttpConfig.newBuilder()
                   .setHttp2ProtocolOptions(Http2ProtocolOptions.getDefaultInstance())).build()));
     }
+    if (tls != null) {
+      c.setTransportSocket(TransportSocket.newBuilder().setName("envoy.transport_sockets.tls")
+          .setTypedConfig(Any.pack(upstreamTls(hostPort, http2, tls))));
+    }
     return c.build();
   }
 
-  private static boolean isIpLiteral(String host) {
+  /**
+   * The TLS of a connection to Meridian (issue 20): Meridian's certificate is checked against the
+   * CA and must name the host dialled (Envoy checks no name unless told); with a client
+   * certificate, mTLS. gRPC servers (grpc-java's among them) refuse a TLS connection that does not
+   * negotiate HTTP/2 with ALPN.
+   */
+  static UpstreamTlsContext upstreamTls(HostPort server, boolean http2, TlsConfig tls) {
+    CommonTlsContext.Builder common = CommonTlsContext.newBuilder();
+    if (tls.mutual()) {
+      common.addTlsCertificates(TlsCertificate.newBuilder()
+          .setCertificateChain(file(tls.certificateFile()))
+          .setPrivateKey(file(tls.privateKeyFile())));
+    }
+    boolean ip = isIpLiteral(server.host());
+    common.setValidationContext(CertificateValidationContext.newBuilder()
+        .setTrustedCa(file(tls.caCertificateFile()))
+        .addMatchTypedSubjectAltNames(SubjectAltNameMatcher.newBuilder()
+            .setSanType(ip ? SubjectAltNameMatcher.SanType.IP_ADDRESS
+                : SubjectAltNameMatcher.SanType.DNS)
+            .setMatcher(StringMatcher.newBuilder().setExact(server.host()))));
+    if (http2) {
+      common.addAlpnProtocols("h2");
+    }
+    UpstreamTlsContext.Builder u = UpstreamTlsContext.newBuilder().setCommonTlsContext(common);
+    if (!ip) {
+      u.setSni(server.host()); // SNI carries host names only (RFC 6066 section 3)
+    }
+    return u.build();
+  }
+
+  private static DataSource file(Path p) {
+    return DataSource.newBuilder().setFilename(p.toString()).build();
+  }
+
+  static boolean isIpLiteral(String host) {
     return host.matches("[0-9.]+") || host.contains(":");
   }
 

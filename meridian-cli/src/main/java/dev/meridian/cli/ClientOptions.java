@@ -8,9 +8,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** The flags {@code get} and {@code watch} share (issue 6). */
+/** The flags {@code get} and {@code watch} share (issue 6; TLS: issue 20). */
 final class ClientOptions {
   @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
       converter = HostPort.Converter.class, description = "The control plane's xDS gRPC address.")
@@ -50,6 +51,9 @@ final class ClientOptions {
           + "(default ${DEFAULT-VALUE}).")
   Logging.Level logLevel;
 
+  @Mixin
+  TlsOptions tls;
+
   /** An unknown type is a usage error, like any other bad value. */
   static final class TypeConverter implements CommandLine.ITypeConverter<ResourceType> {
     @Override
@@ -70,6 +74,6 @@ final class ClientOptions {
         .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW)
         .withMode(perType ? XdsClient.Mode.PER_TYPE : XdsClient.Mode.ADS)
         .withDoesNotExistTimeout(doesNotExistTimeout);
-    return XdsClient.create(Bootstrap.forServer(server.toString(), node), o);
+    return XdsClient.create(Bootstrap.forServer(server.toString(), node, tls.checkedConfig()), o);
   }
 }

@@ -72,7 +72,8 @@ final class GetCommand implements Callable<Integer> {
     }
     if (c.error != null) {
       // The error names the server, e.g. "connection refused to 127.0.0.1:1".
-      err.println("meridian get: cannot get " + type.shortName() + ": " + c.error.message());
+      err.println("meridian get: cannot get " + type.shortName() + ": "
+          + opts.tls.explain(c.error.message()));
       return UNREACHABLE;
     }
     Map<String, Object> doc = new LinkedHashMap<>();

@@ -2,6 +2,7 @@ package dev.meridian.cli;
 
 import dev.meridian.client.Bootstrap;
 import dev.meridian.client.RoutingTable;
+import dev.meridian.client.TlsConfig;
 import dev.meridian.client.XdsClient;
 import dev.meridian.client.XdsResolver;
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -19,6 +20,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code meridian resolve}: route one call the way a proxyless gRPC client would. */
@@ -72,6 +74,9 @@ final class ResolveCommand implements Callable<Integer> {
           + "(default ${DEFAULT-VALUE}).")
   Logging.Level logLevel;
 
+  @Mixin
+  TlsOptions tls;
+
   private final PrintStream out;
   private final PrintStream err;
 
@@ -87,6 +92,7 @@ final class ResolveCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Logging.configure(logLevel);
+    TlsConfig tlsConfig = tls.checkedConfig();
     Map<String, String> hdrs = new LinkedHashMap<>();
     for (String h : headers) {
       int eq = h.indexOf('=');
@@ -103,7 +109,8 @@ final class ResolveCommand implements Callable<Integer> {
     XdsClient.Options o = XdsClient.Options.defaults().withDoesNotExistTimeout(timeout)
         .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW);
     RoutingTable.Resolution res;
-    try (XdsClient client = XdsClient.create(Bootstrap.forServer(server.toString(), node), o);
+    try (XdsClient client = XdsClient.create(Bootstrap.forServer(server.toString(), node, tlsConfig),
+        o);
         XdsResolver resolver = new XdsResolver(client, listener).start(null)) {
       long deadline = System.nanoTime() + timeout.toNanos() + Duration.ofSeconds(1).toNanos();
       while (true) {

@@ -1,14 +1,16 @@
 package dev.meridian.cli;
 
 import dev.meridian.client.ConnectFailure;
+import dev.meridian.client.ReloadingTlsCredentials;
 import io.envoyproxy.envoy.service.status.v3.ClientConfig;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusRequest;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusResponse;
 import io.envoyproxy.envoy.type.matcher.v3.NodeMatcher;
 import io.envoyproxy.envoy.type.matcher.v3.StringMatcher;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -17,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -43,12 +46,16 @@ final class StatusCommand implements Callable<Integer> {
       converter = DurationConverter.class, description = "Deadline of the query (default ${DEFAULT-VALUE}).")
   Duration timeout;
 
+  @Mixin
+  TlsOptions tls;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    ManagedChannel channel = ManagedChannelBuilder.forAddress(server.host(), server.port())
-        .usePlaintext().build();
+    ReloadingTlsCredentials creds = tls.open();
+    ManagedChannel channel = Grpc.newChannelBuilderForAddress(server.host(), server.port(),
+        creds == null ? InsecureChannelCredentials.create() : creds.channelCredentials()).build();
     try {
       ClientStatusRequest.Builder req = ClientStatusRequest.newBuilder();
       if (nodeId != null) {
@@ -67,12 +74,15 @@ final class StatusCommand implements Callable<Integer> {
       return 0;
     } catch (StatusRuntimeException e) {
       String failed = ConnectFailure.describe(e.getStatus(), server.toString());
-      err.println("meridian status: " + (failed != null ? failed : server + ": "
+      err.println("meridian status: " + tls.explain(failed != null ? failed : server + ": "
           + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
               : ": " + e.getStatus().getDescription())));
       return 3;
     } finally {
       channel.shutdownNow();
+      if (creds != null) {
+        creds.close();
+      }
     }
   }
 

@@ -9,6 +9,9 @@ import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.ApiConfigSource;
 import io.envoyproxy.envoy.config.core.v3.ConfigSource;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.CommonTlsContext;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -112,5 +115,83 @@ class BootstrapCommandTest {
     } finally {
       System.setErr(err);
     }
+  }
+
+  // Issue 20: Envoy's connections to Meridian over TLS.
+
+  static final String[] TLS = {"--tls-ca", "/etc/meridian/ca.crt", "--tls-cert",
+      "/etc/meridian/envoy.crt", "--tls-key", "/etc/meridian/envoy.key"};
+
+  static String[] withTls(String... args) {
+    String[] all = java.util.Arrays.copyOf(args, args.length + TLS.length);
+    System.arraycopy(TLS, 0, all, args.length, TLS.length);
+    return all;
+  }
+
+  static UpstreamTlsContext upstreamTls(Cluster c) throws Exception {
+    assertThat(c.getTransportSocket().getName()).isEqualTo("envoy.transport_sockets.tls");
+    return c.getTransportSocket().getTypedConfig().unpack(UpstreamTlsContext.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"ads", "delta-ads", "xds", "delta-xds"})
+  void grpcModesWithTlsConnectOverMutualTls(String mode) throws Exception {
+    Bootstrap b = parse(run(withTls("bootstrap", "envoy", "--mode", mode, "--server",
+        "meridian.internal:18000")));
+    UpstreamTlsContext tls = upstreamTls(staticCluster(b, BootstrapCommand.XDS_CLUSTER));
+    assertThat(tls.getSni()).isEqualTo("meridian.internal");
+    CommonTlsContext common = tls.getCommonTlsContext();
+    assertThat(common.getTlsCertificates(0).getCertificateChain().getFilename())
+        .isEqualTo("/etc/meridian/envoy.crt");
+    assertThat(common.getTlsCertificates(0).getPrivateKey().getFilename())
+        .isEqualTo("/etc/meridian/envoy.key");
+    assertThat(common.getValidationContext().getTrustedCa().getFilename())
+        .isEqualTo("/etc/meridian/ca.crt");
+    // Envoy checks no name unless told; and gRPC servers want HTTP/2 negotiated by ALPN.
+    assertThat(common.getValidationContext().getMatchTypedSubjectAltNames(0).getSanType())
+        .isEqualTo(SubjectAltNameMatcher.SanType.DNS);
+    assertThat(common.getValidationContext().getMatchTypedSubjectAltNames(0).getMatcher()
+        .getExact()).isEqualTo("meridian.internal");
+    assertThat(common.getAlpnProtocolsList()).containsExactly("h2");
+  }
+
+  @Test
+  void restModeWithTlsSecuresBothClusters() throws Exception {
+    Bootstrap b = parse(run(withTls("bootstrap", "envoy", "--mode", "rest", "--server",
+        "rest.meridian.internal:18443", "--xds-server", "10.0.0.7:18000")));
+    UpstreamTlsContext rest = upstreamTls(staticCluster(b, BootstrapCommand.HTTP_CLUSTER));
+    assertThat(rest.getSni()).isEqualTo("rest.meridian.internal");
+    assertThat(rest.getCommonTlsContext().getAlpnProtocolsList()).isEmpty(); // HTTP/1.1
+    assertThat(rest.getCommonTlsContext().getTlsCertificatesCount()).isEqualTo(1);
+    UpstreamTlsContext xds = upstreamTls(staticCluster(b, BootstrapCommand.XDS_CLUSTER));
+    assertThat(xds.getSni()).as("SNI carries host names only").isEmpty();
+    assertThat(xds.getCommonTlsContext().getValidationContext().getMatchTypedSubjectAltNames(0))
+        .satisfies(m -> {
+          assertThat(m.getSanType()).isEqualTo(SubjectAltNameMatcher.SanType.IP_ADDRESS);
+          assertThat(m.getMatcher().getExact()).isEqualTo("10.0.0.7");
+        });
+  }
+
+  @Test
+  void aCaAloneIsTlsWithoutAClientCertificate() throws Exception {
+    Bootstrap b = parse(run("bootstrap", "envoy", "--mode", "ads", "--tls-ca", "/etc/ca.crt"));
+    CommonTlsContext common = upstreamTls(staticCluster(b, BootstrapCommand.XDS_CLUSTER))
+        .getCommonTlsContext();
+    assertThat(common.getTlsCertificatesCount()).isZero();
+    assertThat(common.getValidationContext().getTrustedCa().getFilename()).isEqualTo("/etc/ca.crt");
+  }
+
+  @Test
+  void withoutTlsFlagsThereIsNoTransportSocket() throws Exception {
+    Bootstrap b = parse(run("bootstrap", "envoy", "--mode", "ads"));
+    assertThat(staticCluster(b, BootstrapCommand.XDS_CLUSTER).hasTransportSocket()).isFalse();
+  }
+
+  @Test
+  void relativeTlsPathsAreMadeAbsolute() throws Exception {
+    Bootstrap b = parse(run("bootstrap", "envoy", "--mode", "ads", "--tls-ca", "certs/ca.crt"));
+    assertThat(upstreamTls(staticCluster(b, BootstrapCommand.XDS_CLUSTER)).getCommonTlsContext()
+        .getValidationContext().getTrustedCa().getFilename())
+        .isEqualTo(Path.of("certs/ca.crt").toAbsolutePath().toString());
   }
 }

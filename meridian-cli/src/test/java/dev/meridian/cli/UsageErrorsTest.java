@@ -124,12 +124,61 @@ class UsageErrorsTest {
   /** Issue 18 §6: `--server localhost` ended in `UNAVAILABLE io exception`. */
   @ParameterizedTest
   @ValueSource(strings = {"get --type clusters", "watch --type clusters",
-      "resolve --listener l --path /a.B/C", "status", "bootstrap envoy --mode ads"})
+      "resolve --listener l --path /a.B/C", "status", "bootstrap envoy --mode ads",
+      "bootstrap grpc --node-id n"})
   void aServerWithoutAPortIsAUsageError(String args) {
     List<String> argv = new ArrayList<>(List.of(args.split(" ")));
     argv.addAll(List.of("--server", "localhost"));
     assertThat(run(argv.toArray(String[]::new))).isEqualTo(2);
     assertThat(err.toString()).contains("'--server': needs HOST:PORT (e.g. 127.0.0.1:18000), not 'localhost'");
+  }
+
+  /** Every command that takes --tls-*, with its other required flags, and its name. */
+  static final List<String[]> TLS_COMMANDS = List.of(
+      new String[] {"get " + CLIENT, "meridian get"},
+      new String[] {"watch " + CLIENT, "meridian watch"},
+      new String[] {"resolve " + RESOLVE, "meridian resolve"},
+      new String[] {"status --server 127.0.0.1:1", "meridian status"},
+      new String[] {"bootstrap envoy --mode ads --tls-ca ca.crt", "meridian bootstrap envoy"},
+      new String[] {"bootstrap grpc --server 127.0.0.1:1 --node-id n", "meridian bootstrap grpc"});
+
+  static Stream<Arguments> halfAClientIdentity() {
+    return TLS_COMMANDS.stream().flatMap(c -> Stream.of(
+        Arguments.of(c[0] + " --tls-cert c.crt", c[1], "--tls-cert needs --tls-key"),
+        Arguments.of(c[0] + " --tls-key c.key", c[1], "--tls-key needs --tls-cert")));
+  }
+
+  /** Issue 20: a client certificate without its key, or the reverse, is a usage error. */
+  @ParameterizedTest
+  @MethodSource("halfAClientIdentity")
+  void aClientCertificateWithoutItsKeyIsAUsageError(String args, String command, String error) {
+    assertThat(run(args.split(" "))).isEqualTo(2);
+    assertThat(err.toString().lines().toList()).containsExactly(command + ": " + error
+        + (error.startsWith("--tls-cert") ? " (the certificate's private key)"
+            : " (the certificate of that key)"),
+        "Try '" + command + " --help' for usage.");
+    assertThat(out.toString()).isEmpty();
+  }
+
+  /** Issue 20: the commands that connect read the files first; a bad one is named with its flag. */
+  @ParameterizedTest
+  @ValueSource(ints = {0, 1, 2, 3})
+  void aTlsFileThatCannotBeReadIsAUsageErrorNamingItsFlag(int command) {
+    String[] c = TLS_COMMANDS.get(command);
+    String missing = "/nonexistent/meridian-test/ca.crt";
+    assertThat(run((c[0] + " --tls-ca " + missing).split(" "))).isEqualTo(2);
+    assertThat(err.toString().lines().toList()).containsExactly(
+        c[1] + ": --tls-ca: " + missing + ": no such file", "Try '" + c[1] + " --help' for usage.");
+  }
+
+  /** Envoy checks an upstream's certificate only against a CA it is given: no CA, no bootstrap. */
+  @Test
+  void anEnvoyBootstrapWithAClientCertificateNeedsACa() {
+    assertThat(run("bootstrap", "envoy", "--mode", "ads", "--tls-cert", "c.crt", "--tls-key",
+        "c.key")).isEqualTo(2);
+    assertThat(err.toString()).startsWith("meridian bootstrap envoy: --tls-ca is required with "
+        + "--tls-cert");
+    assertThat(out.toString()).isEmpty();
   }
 
   @Test

@@ -6,21 +6,25 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParseException;
 import com.google.gson.JsonParser;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.Durations;
 import com.google.protobuf.util.JsonFormat;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.text.ParseException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * The client's bootstrap in gRPC's JSON format (gRFC A27, A47 for {@code authorities}): which
- * control planes to talk to, how, and who we are ({@code node}). Parsing fails fast with a
- * {@link BootstrapException} that names the field at fault.
+ * The client's bootstrap in gRPC's JSON format (gRFC A27, A47 for {@code authorities}, A65 for
+ * {@code tls} channel credentials): which control planes to talk to, how, and who we are
+ * ({@code node}). Parsing fails fast with a {@link BootstrapException} that names the field at
+ * fault.
  */
 public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authority> authorities,
     String clientDefaultListenerTemplate) {
@@ -32,10 +36,24 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
   /** How the channel to a server is secured; the first supported {@code channel_creds} wins. */
   public enum ChannelCreds { INSECURE, TLS }
 
-  /** One entry of {@code xds_servers}. */
-  public record ServerInfo(String serverUri, ChannelCreds channelCreds, List<String> serverFeatures) {
+  /**
+   * One entry of {@code xds_servers}. {@code tls} is the gRFC A65 config of {@code TLS} creds (null
+   * for {@code INSECURE}).
+   */
+  public record ServerInfo(String serverUri, ChannelCreds channelCreds, TlsConfig tls,
+      List<String> serverFeatures) {
     public ServerInfo {
       serverFeatures = List.copyOf(serverFeatures);
+      if (channelCreds == ChannelCreds.TLS && tls == null) {
+        tls = TlsConfig.systemRoots();
+      } else if (channelCreds == ChannelCreds.INSECURE && tls != null) {
+        throw new IllegalArgumentException("a TLS config for insecure channel creds");
+      }
+    }
+
+    /** TLS creds with the system's trust roots and no client certificate, or insecure. */
+    public ServerInfo(String serverUri, ChannelCreds channelCreds, List<String> serverFeatures) {
+      this(serverUri, channelCreds, null, serverFeatures);
     }
 
     /** gRFC A53: {@code ignore_resource_deletion} keeps LDS/CDS resources a response omits. */
@@ -75,8 +93,14 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
 
   /** A bootstrap for one insecure server, as the CLI builds it from its flags. */
   public static Bootstrap forServer(String serverUri, Node node) {
-    return new Bootstrap(List.of(new ServerInfo(serverUri, ChannelCreds.INSECURE, List.of())),
-        withUserAgent(node.toBuilder()), Map.of(), null);
+    return forServer(serverUri, node, null);
+  }
+
+  /** A bootstrap for one server, over TLS with {@code tls} (gRFC A65), insecure when it is null. */
+  public static Bootstrap forServer(String serverUri, Node node, TlsConfig tls) {
+    ServerInfo server = new ServerInfo(serverUri,
+        tls == null ? ChannelCreds.INSECURE : ChannelCreds.TLS, tls, List.of());
+    return new Bootstrap(List.of(server), withUserAgent(node.toBuilder()), Map.of(), null);
   }
 
   public static Bootstrap fromFile(Path path) throws BootstrapException {
@@ -188,18 +212,21 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
       if (uri == null || uri.isBlank()) {
         throw new BootstrapException(f + ".server_uri", "is required");
       }
-      out.add(new ServerInfo(uri, creds(s.get("channel_creds"), f + ".channel_creds"),
+      out.add(creds(uri, s.get("channel_creds"), f + ".channel_creds",
           features(s.get("server_features"), f + ".server_features")));
     }
     return out;
   }
 
-  private static ChannelCreds creds(JsonElement e, String field) throws BootstrapException {
+  private static ServerInfo creds(String uri, JsonElement e, String field, List<String> features)
+      throws BootstrapException {
     if (e == null || !e.isJsonArray() || e.getAsJsonArray().isEmpty()) {
       throw new BootstrapException(field, "is required: a non-empty array of {\"type\": ...}");
     }
     List<String> seen = new ArrayList<>();
-    for (JsonElement c : e.getAsJsonArray()) {
+    JsonArray arr = e.getAsJsonArray();
+    for (int i = 0; i < arr.size(); i++) {
+      JsonElement c = arr.get(i);
       if (!c.isJsonObject() || !c.getAsJsonObject().has("type")) {
         throw new BootstrapException(field, "every entry needs a \"type\"");
       }
@@ -207,12 +234,73 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
       seen.add(type);
       // gRFC A27: use the first type this client supports, ignore the others.
       switch (type) {
-        case "insecure": return ChannelCreds.INSECURE;
-        case "tls": return ChannelCreds.TLS;
-        default: break;
+        case "insecure":
+          return new ServerInfo(uri, ChannelCreds.INSECURE, null, features);
+        case "tls":
+          return new ServerInfo(uri, ChannelCreds.TLS,
+              tlsConfig(c.getAsJsonObject().get("config"), field + "[" + i + "].config"), features);
+        default:
+          break;
       }
     }
     throw new BootstrapException(field, "no supported type in " + seen + " (supported: insecure, tls)");
+  }
+
+  /**
+   * gRFC A65: {@code ca_certificate_file} (absent: the system's trust roots),
+   * {@code certificate_file} and {@code private_key_file} (both or neither), {@code
+   * refresh_interval} (a JSON Duration, default 10 minutes). The files are read and checked now, so
+   * that a wrong path or a key of another certificate fails here, naming the field and the file.
+   */
+  private static TlsConfig tlsConfig(JsonElement e, String field) throws BootstrapException {
+    if (e == null || e.isJsonNull()) {
+      return TlsConfig.systemRoots();
+    }
+    if (!e.isJsonObject()) {
+      throw new BootstrapException(field, "must be an object");
+    }
+    JsonObject o = e.getAsJsonObject();
+    Path ca = optPath(o, TlsConfig.Role.CA_CERTIFICATE.field(), field);
+    Path cert = optPath(o, TlsConfig.Role.CERTIFICATE.field(), field);
+    Path key = optPath(o, TlsConfig.Role.PRIVATE_KEY.field(), field);
+    if ((cert == null) != (key == null)) {
+      TlsConfig.Role missing = cert == null ? TlsConfig.Role.CERTIFICATE : TlsConfig.Role.PRIVATE_KEY;
+      TlsConfig.Role given = cert == null ? TlsConfig.Role.PRIVATE_KEY : TlsConfig.Role.CERTIFICATE;
+      throw new BootstrapException(field + "." + missing.field(), "is required with "
+          + given.field() + " (gRFC A65: a client certificate and its key go together)");
+    }
+    Duration refresh = null;
+    String r = optString(o, "refresh_interval", field);
+    if (r != null) {
+      try {
+        com.google.protobuf.Duration d = Durations.parse(r);
+        refresh = Duration.ofSeconds(d.getSeconds(), d.getNanos());
+      } catch (ParseException | IllegalArgumentException ex) { // NumberFormatException too
+        refresh = Duration.ZERO;
+      }
+      if (refresh.isNegative() || refresh.isZero()) {
+        throw new BootstrapException(field + ".refresh_interval",
+            "must be a positive duration such as \"600s\", not \"" + r + "\"");
+      }
+    }
+    TlsConfig tls = new TlsConfig(ca, cert, key, refresh);
+    try {
+      tls.check();
+    } catch (TlsFileException ex) {
+      throw new BootstrapException(field + "." + ex.role().field(), ex.getMessage(), ex);
+    }
+    return tls;
+  }
+
+  private static Path optPath(JsonObject o, String name, String parent) throws BootstrapException {
+    String s = optString(o, name, parent);
+    if (s == null) {
+      return null;
+    }
+    if (s.isBlank()) {
+      throw new BootstrapException(parent + "." + name, "must name a file");
+    }
+    return Path.of(s);
   }
 
   private static List<String> features(JsonElement e, String field) throws BootstrapException {

@@ -23,16 +23,39 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
-import io.grpc.TlsChannelCredentials;
 import java.util.concurrent.TimeUnit;
 
 /** {@link XdsTransport} over a gRPC channel to the bootstrap's server. */
 public final class GrpcXdsTransport implements XdsTransport {
   private final ManagedChannel channel;
+  /** The TLS files' material, re-read every refresh interval; null for an insecure channel. */
+  private final ReloadingTlsCredentials tls;
+  /** A timer of our own for those re-reads, when the caller gave none. */
+  private final SystemScheduler ownScheduler;
 
+  /** To {@code server}; TLS files are re-read on a timer thread of this transport's own. */
   public GrpcXdsTransport(Bootstrap.ServerInfo server) {
-    ChannelCredentials creds = server.channelCreds() == Bootstrap.ChannelCreds.TLS
-        ? TlsChannelCredentials.create() : InsecureChannelCredentials.create();
+    this(server, null);
+  }
+
+  /**
+   * To {@code server}, with its channel creds: insecure, or gRFC A65 TLS whose files are re-read
+   * every {@code refresh_interval} on {@code scheduler} (null: a timer of this transport's own).
+   */
+  public GrpcXdsTransport(Bootstrap.ServerInfo server, Scheduler scheduler) {
+    ChannelCredentials creds;
+    if (server.channelCreds() == Bootstrap.ChannelCreds.TLS) {
+      ownScheduler = scheduler == null ? new SystemScheduler() : null;
+      // A file that broke since the bootstrap was read is logged and retried: the client runs on
+      // and connects once the files are good again.
+      tls = ReloadingTlsCredentials.start(server.tls(),
+          scheduler == null ? ownScheduler : scheduler);
+      creds = tls.channelCredentials();
+    } else {
+      ownScheduler = null;
+      tls = null;
+      creds = InsecureChannelCredentials.create();
+    }
     this.channel = Grpc.newChannelBuilder(server.serverUri(), creds)
         .userAgent(Bootstrap.USER_AGENT)
         .keepAliveTime(5, TimeUnit.MINUTES)
@@ -42,6 +65,13 @@ public final class GrpcXdsTransport implements XdsTransport {
   /** Over a channel the caller built (its own credentials, executor...); closed with this. */
   public GrpcXdsTransport(ManagedChannel channel) {
     this.channel = channel;
+    this.tls = null;
+    this.ownScheduler = null;
+  }
+
+  /** The TLS material this transport's channel uses; null when it is not TLS from a bootstrap. */
+  public ReloadingTlsCredentials tls() {
+    return tls;
   }
 
   @Override
@@ -133,5 +163,11 @@ public final class GrpcXdsTransport implements XdsTransport {
   @Override
   public void close() {
     channel.shutdownNow();
+    if (tls != null) {
+      tls.close();
+    }
+    if (ownScheduler != null) {
+      ownScheduler.close();
+    }
   }
 }

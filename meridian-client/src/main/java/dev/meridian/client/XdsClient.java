@@ -17,6 +17,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.function.Function;
@@ -85,7 +86,7 @@ public final class XdsClient implements AutoCloseable {
   final SerializingContext ctx = new SerializingContext();
   final Bootstrap bootstrap;
   final Options options;
-  private final Function<Bootstrap.ServerInfo, XdsTransport> transportFactory;
+  private final BiFunction<Bootstrap.ServerInfo, Scheduler, XdsTransport> transportFactory;
   private final Map<Bootstrap.ServerInfo, XdsTransport> transports = new LinkedHashMap<>();
   final Scheduler scheduler;
   private final CallbackExecutor callbacks;
@@ -104,7 +105,9 @@ public final class XdsClient implements AutoCloseable {
    * authority's server.
    */
   public static XdsClient create(Bootstrap bootstrap, Options options) {
-    return new XdsClient(bootstrap, options, GrpcXdsTransport::new);
+    // TLS files are re-read on the client's own scheduler (gRFC A65 refresh_interval).
+    return new XdsClient(bootstrap, options,
+        (server, scheduler) -> new GrpcXdsTransport(server, scheduler));
   }
 
   /** With one transport for every server (tests script one). */
@@ -115,6 +118,12 @@ public final class XdsClient implements AutoCloseable {
   /** With a transport per server, opened when the first resource of that server is watched. */
   public XdsClient(Bootstrap bootstrap, Options options,
       Function<Bootstrap.ServerInfo, XdsTransport> transportFactory) {
+    this(bootstrap, options, (server, scheduler) -> transportFactory.apply(server));
+  }
+
+  /** With a transport per server, made with the client's scheduler. */
+  private XdsClient(Bootstrap bootstrap, Options options,
+      BiFunction<Bootstrap.ServerInfo, Scheduler, XdsTransport> transportFactory) {
     this.bootstrap = bootstrap;
     this.options = options;
     this.transportFactory = transportFactory;
@@ -227,7 +236,7 @@ public final class XdsClient implements AutoCloseable {
 
   private XdsTransport transportFor(Bootstrap.ServerInfo server) {
     synchronized (transports) {
-      return transports.computeIfAbsent(server, transportFactory);
+      return transports.computeIfAbsent(server, s -> transportFactory.apply(s, scheduler));
     }
   }
 

@@ -3,8 +3,10 @@ package dev.meridian.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.meridian.testing.TestCerts;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -92,5 +94,104 @@ class BootstrapTest {
         .isEqualTo("node-1");
     assertThatThrownBy(() -> Bootstrap.fromEnvironment(Map.of()))
         .hasMessageContaining(Bootstrap.ENV_FILE).hasMessageContaining(Bootstrap.ENV_CONFIG);
+  }
+
+  // gRFC A65: tls channel creds with files.
+
+  /** A bootstrap whose first server has {@code {"type": "tls", "config": CONFIG}}. */
+  static String tls(String config) {
+    return "{\"xds_servers\": [{\"server_uri\": \"xds.example.com:443\", \"channel_creds\": "
+        + "[{\"type\": \"tls\", \"config\": " + config + "}, {\"type\": \"insecure\"}]}]}";
+  }
+
+  static String json(Path p) {
+    return new com.google.gson.Gson().toJson(p.toString());
+  }
+
+  @Test
+  void tlsCredsWithFilesAreReadAndChecked(@TempDir Path dir) throws Exception {
+    TestCerts.Ca ca = TestCerts.ca("ca");
+    Path caFile = ca.writeCert(dir.resolve("ca.crt"));
+    TestCerts.Written id = ca.leaf("client").issue().write(dir, "client");
+    Bootstrap b = Bootstrap.fromJson(tls("{\"ca_certificate_file\": " + json(caFile)
+        + ", \"certificate_file\": " + json(id.cert()) + ", \"private_key_file\": "
+        + json(id.key()) + ", \"refresh_interval\": \"0.5s\"}"));
+    assertThat(b.primary().channelCreds()).isEqualTo(Bootstrap.ChannelCreds.TLS);
+    assertThat(b.primary().tls()).isEqualTo(
+        new TlsConfig(caFile, id.cert(), id.key(), java.time.Duration.ofMillis(500)));
+    assertThat(b.primary().tls().mutual()).isTrue();
+  }
+
+  @Test
+  void tlsWithoutConfigUsesTheSystemRootsAndRefreshesEveryTenMinutes() throws Exception {
+    Bootstrap b = Bootstrap.fromJson(tls("{}"));
+    assertThat(b.primary().tls()).isEqualTo(TlsConfig.systemRoots());
+    assertThat(b.primary().tls().refreshInterval()).isEqualTo(java.time.Duration.ofMinutes(10));
+    assertThat(b.primary().tls().mutual()).isFalse();
+  }
+
+  @Test
+  void aCertificateWithoutItsKeyFailsNamingTheMissingField(@TempDir Path dir) {
+    Path cert = TestCerts.ca("ca").leaf("c").issue().writeCert(dir.resolve("c.crt"));
+    assertThatThrownBy(() -> Bootstrap.fromJson(tls("{\"certificate_file\": " + json(cert) + "}")))
+        .isInstanceOfSatisfying(BootstrapException.class, e -> assertThat(e.field())
+            .isEqualTo("xds_servers[0].channel_creds[0].config.private_key_file"))
+        .hasMessageContaining("is required with certificate_file");
+  }
+
+  @Test
+  void aMissingTlsFileFailsNamingTheFieldAndTheFile(@TempDir Path dir) {
+    Path missing = dir.resolve("nope.crt");
+    assertThatThrownBy(() -> Bootstrap.fromJson(tls("{\"ca_certificate_file\": "
+        + json(missing) + "}")))
+        .hasMessage("xds_servers[0].channel_creds[0].config.ca_certificate_file: " + missing
+            + ": no such file");
+  }
+
+  @Test
+  void aKeyOfAnotherCertificateFailsNamingTheKeyFile(@TempDir Path dir) {
+    TestCerts.Ca ca = TestCerts.ca("ca");
+    Path cert = ca.leaf("a").issue().writeCert(dir.resolve("a.crt"));
+    Path key = ca.leaf("b").issue().writeKey(dir.resolve("b.key"));
+    assertThatThrownBy(() -> Bootstrap.fromJson(tls("{\"certificate_file\": " + json(cert)
+        + ", \"private_key_file\": " + json(key) + "}")))
+        .hasMessage("xds_servers[0].channel_creds[0].config.private_key_file: " + key
+            + ": is not the private key of the certificate in " + cert);
+  }
+
+  @Test
+  void aCertificateFileThatIsNotPemFailsNamingIt(@TempDir Path dir) throws Exception {
+    Path ca = Files.writeString(dir.resolve("ca.crt"), "hello");
+    assertThatThrownBy(() -> Bootstrap.fromJson(tls("{\"ca_certificate_file\": " + json(ca) + "}")))
+        .hasMessageStartingWith("xds_servers[0].channel_creds[0].config.ca_certificate_file: "
+            + ca + ": ");
+  }
+
+  @Test
+  void aTraditionalKeyFailsSayingHowToConvertIt(@TempDir Path dir) throws Exception {
+    TestCerts.Leaf leaf = TestCerts.ca("ca").leaf("c").issue();
+    Path cert = leaf.writeCert(dir.resolve("c.crt"));
+    Path key = Files.writeString(dir.resolve("c.key"),
+        "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n");
+    assertThatThrownBy(() -> Bootstrap.fromJson(tls("{\"certificate_file\": " + json(cert)
+        + ", \"private_key_file\": " + json(key) + "}")))
+        .hasMessageContaining(key + ": holds a BEGIN EC PRIVATE KEY key; convert it to PKCS#8")
+        .hasMessageContaining("openssl pkcs8 -topk8 -nocrypt");
+  }
+
+  @Test
+  void aBadRefreshIntervalFailsNamingTheField() {
+    for (String bad : List.of("\"10 minutes\"", "\"0s\"", "\"-5s\"", "600")) {
+      assertThatThrownBy(() -> Bootstrap.fromJson(tls("{\"refresh_interval\": " + bad + "}")))
+          .as(bad)
+          .isInstanceOfSatisfying(BootstrapException.class, e -> assertThat(e.field())
+              .isEqualTo("xds_servers[0].channel_creds[0].config.refresh_interval"));
+    }
+  }
+
+  @Test
+  void tlsConfigMustBeAnObject() {
+    assertThatThrownBy(() -> Bootstrap.fromJson(tls("\"/etc/ca.pem\"")))
+        .hasMessage("xds_servers[0].channel_creds[0].config: must be an object");
   }
 }

@@ -42,5 +42,33 @@ class ConnectFailureTest {
     assertThat(ConnectFailure.describe(Status.UNAVAILABLE.withCause(
         new java.net.UnknownHostException("nowhere.invalid")), "nowhere.invalid:1"))
         .isEqualTo("unknown host in nowhere.invalid:1");
+    assertThat(ConnectFailure.describe(Status.UNAVAILABLE.withCause(new java.io.IOException(
+        "recvAddress(..) failed with error(-104): Connection reset by peer")), "h:1"))
+        .isEqualTo("connection to h:1 reset by the server");
+  }
+
+  @Test
+  void theHostOfATargetIsItsNameWithoutSchemeOrPort() {
+    assertThat(ConnectFailure.host("127.0.0.1:18000")).isEqualTo("127.0.0.1");
+    assertThat(ConnectFailure.host("localhost:18000")).isEqualTo("localhost");
+    assertThat(ConnectFailure.host("dns:///xds.internal:443")).isEqualTo("xds.internal");
+    assertThat(ConnectFailure.host("[::1]:18000")).isEqualTo("::1");
+  }
+
+  /** Issue 20: the alert a server sends about the client's certificate, in words. */
+  @Test
+  void aTlsAlertFromTheServerIsSaidInWords() {
+    assertThat(ConnectFailure.describe(Status.UNAVAILABLE.withCause(new javax.net.ssl.SSLException(
+        "Received fatal alert: certificate_required")), "h:1"))
+        .isEqualTo("TLS handshake with h:1 failed: the server requires a client certificate and "
+            + "this client has none");
+    assertThat(ConnectFailure.describe(Status.UNAVAILABLE.withCause(new javax.net.ssl.SSLException(
+        "error:10000418:SSL routines:OPENSSL_internal:TLSV1_ALERT_UNKNOWN_CA")), "h:1"))
+        .isEqualTo("TLS handshake with h:1 failed: the server refused this client's certificate "
+            + "(not issued by a CA it trusts, or not for a client)");
+    assertThat(ConnectFailure.describe(Status.UNAVAILABLE.withCause(new javax.net.ssl.SSLException(
+        "Received fatal alert: certificate_expired")), "h:1"))
+        .isEqualTo("TLS handshake with h:1 failed: the server refused this client's certificate: "
+            + "it has expired");
   }
 }
