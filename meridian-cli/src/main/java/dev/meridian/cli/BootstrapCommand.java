@@ -72,7 +72,7 @@ final class BootstrapCommand {
     Mode mode;
 
     @Option(names = "--server", paramLabel = "HOST:PORT", converter = HostPort.Converter.class,
-        description = "Meridian's address: the xDS port for gRPC modes (default 127.0.0.1:18000), the HTTP port for rest (default 127.0.0.1:18001).")
+        description = "Meridian's address: the xDS port for gRPC modes (default 127.0.0.1:18000), the REST port for rest (serve --rest-port; default 127.0.0.1:18002).")
     HostPort server;
 
     @Option(names = "--xds-server", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:18000",
@@ -152,7 +152,7 @@ final class BootstrapCommand {
       }
       case REST -> {
         b.getStaticResourcesBuilder()
-            .addClusters(cluster(HTTP_CLUSTER, server(o, 18001), false, tls))
+            .addClusters(cluster(HTTP_CLUSTER, server(o, 18002), false, tls))
             .addClusters(cluster(XDS_CLUSTER, o.xdsServer, true, tls));
         ConfigSource rest = ConfigSource.newBuilder().setApiConfigSource(ApiConfigSource.newBuilder()
                 .setApiType(ApiConfigSource.ApiType.REST)

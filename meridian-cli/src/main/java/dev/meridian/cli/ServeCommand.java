@@ -120,6 +120,12 @@ final class ServeCommand implements Callable<Integer> {
           + "local development only (warned at start).")
   boolean allowPlaintextSecrets;
 
+  @Option(names = "--csds-identity", paramLabel = "GLOB",
+      description = "Under mTLS, the client identities (a glob, e.g. "
+          + "'spiffe://example.org/ns/ops/*') that may read CSDS on the xDS port, which shows "
+          + "every client's config (default: none).")
+  String csdsIdentity;
+
   @Option(names = "--rest-port", paramLabel = "PORT",
       description = "REST-JSON discovery (POST /v3/discovery:<type>) on this port, with the xDS "
           + "port's TLS and identity rules; 0: any free port (default: off).")
@@ -167,7 +173,8 @@ final class ServeCommand implements Callable<Integer> {
             .withTls(tlsCert == null ? null
                 : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
             .withRestPort(restPort)
-            .withAllowPlaintextSecrets(allowPlaintextSecrets));
+            .withAllowPlaintextSecrets(allowPlaintextSecrets)
+            .withCsdsIdentity(csdsIdentity));
     try {
       server.start();
     } catch (MeridianServer.InvalidTls e) {
@@ -181,8 +188,11 @@ final class ServeCommand implements Callable<Integer> {
       System.err.println("meridian: cannot listen: " + e.getMessage());
       return 3;
     }
-    System.err.printf("meridian: serving xDS on %s:%d, HTTP on %s:%d, config %s%n", bind,
-        server.xdsPort(), adminBind, server.httpPort(), config);
+    // The first part is parsed by tools; what issue 20 added follows the config.
+    System.err.printf("meridian: serving xDS on %s:%d, HTTP on %s:%d, config %s (xDS %s%s)%n",
+        bind, server.xdsPort(), adminBind, server.httpPort(), config,
+        tlsCert == null ? "plaintext" : tlsClientCa == null ? "over TLS" : "over mTLS",
+        server.restPort() < 0 ? "" : "; REST on " + bind + ":" + server.restPort());
     Signals.onTermination(server::close);
     // Any other way the JVM exits (System.exit, a signal we do not handle) still closes cleanly.
     Runtime.getRuntime().addShutdownHook(new Thread(server::close, "meridian-shutdown"));

@@ -78,11 +78,12 @@ class BootstrapCommandTest {
   }
 
   @Test
-  void restModePollsTheHttpPort() throws Exception {
+  void restModePollsTheRestPort() throws Exception {
+    // Issue 20: REST has its own port (serve --rest-port), 18002 by convention; not the admin port.
     Bootstrap b = parse(run("bootstrap", "envoy", "--mode", "rest"));
     ApiConfigSource cds = b.getDynamicResources().getCdsConfig().getApiConfigSource();
     assertThat(cds.getApiType()).isEqualTo(ApiConfigSource.ApiType.REST);
-    assertThat(port(staticCluster(b, cds.getClusterNames(0)))).isEqualTo(18001);
+    assertThat(port(staticCluster(b, cds.getClusterNames(0)))).isEqualTo(18002);
     assertThat(port(staticCluster(b, BootstrapCommand.XDS_CLUSTER))).isEqualTo(18000);
   }
 

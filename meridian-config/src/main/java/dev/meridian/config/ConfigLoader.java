@@ -138,8 +138,11 @@ public final class ConfigLoader {
       count += g.resources.size();
     }
     cache = nextCache;
-    last = new ServedConfig(Snapshot.of(defaults.resources, last.defaults()), built,
-        access.isEmpty() ? SecretAccess.NONE : new SecretAccess(access));
+    SecretAccess secretAccess = access.isEmpty() ? SecretAccess.NONE : new SecretAccess(access);
+    if (secretAccess.equals(last.secretAccess())) {
+      secretAccess = last.secretAccess(); // the same rules: streams keep their Secret views
+    }
+    last = new ServedConfig(Snapshot.of(defaults.resources, last.defaults()), built, secretAccess);
     return new Loaded(last, files, count, built.size(),
         (System.nanoTime() - started) / 1_000_000);
   }

@@ -165,10 +165,14 @@ final class AdminJson {
     }
   }
 
-  /** The resource as an Any, with a Secret's content left out (shared with CSDS). */
+  /**
+   * The resource as an Any without key material (shared with CSDS): a Secret by name only; any
+   * other resource with its private keys, passwords and session ticket keys redacted.
+   */
   static com.google.protobuf.Any redacted(XdsResource r) {
     if (r.type() != ResourceType.SECRET) {
-      return r.any();
+      com.google.protobuf.Message m = Redaction.redact(r.message());
+      return m == r.message() ? r.any() : com.google.protobuf.Any.pack(m);
     }
     return com.google.protobuf.Any.pack(
         io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.newBuilder()

@@ -68,7 +68,8 @@ public final class MeridianServer implements AutoCloseable {
       FilePublisher.Format publishFormat,
       Tls tls,
       Integer restPort,
-      boolean allowPlaintextSecrets) {
+      boolean allowPlaintextSecrets,
+      String csdsIdentity) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
     /**
@@ -113,54 +114,62 @@ public final class MeridianServer implements AutoCloseable {
 
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false, null);
     }
 
     public Options withAdminBind(String v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     public Options withMaxConnectionAge(Duration age, Duration grace) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     public Options withShutdownTimeout(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     public Options withHeartbeatInterval(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     public Options withReferenceCheck(ReferenceCheck v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     public Options withRestMaxWait(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     public Options withPublish(Path dir, FilePublisher.Format format) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     /** TLS (and with a client CA, mTLS) on the xDS and REST ports; null: plaintext. */
     public Options withTls(Tls v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets, csdsIdentity);
     }
 
     /** REST-JSON discovery on its own port (0: ephemeral); null: off. */
     public Options withRestPort(Integer v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets, csdsIdentity);
     }
 
     /** Streams without a verified identity get Secrets too (local development). */
     public Options withAllowPlaintextSecrets(boolean v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v, csdsIdentity);
+    }
+
+    /**
+     * Under mTLS, the identities (a glob) allowed to read CSDS, which shows every connected
+     * client's config; null: none. Without mTLS CSDS answers anyone who reaches the port.
+     */
+    public Options withCsdsIdentity(String glob) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, glob);
     }
 
     HeartbeatPolicy heartbeats() {
@@ -349,7 +358,10 @@ public final class MeridianServer implements AutoCloseable {
         options.heartbeats(), options.allowPlaintextSecrets())) {
       b.addService(d);
     }
-    b.addService(new CsdsService(hub, streamPool));
+    CsdsService csds = new CsdsService(hub, streamPool);
+    b.addService(tls != null && tls.requiresClientCertificates()
+        ? io.grpc.ServerInterceptors.intercept(csds, new CsdsAccess(options.csdsIdentity()))
+        : csds.bindService());
     return b.build();
   }
 

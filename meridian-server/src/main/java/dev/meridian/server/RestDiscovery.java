@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.meridian.protocol.EnvoyTypeRegistry;
 import dev.meridian.protocol.HeartbeatPolicy;
+import dev.meridian.protocol.LogLine;
 import dev.meridian.protocol.Outcome;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
@@ -35,6 +36,7 @@ import java.util.regex.Pattern;
  * until a change or the {@code Prefer: wait=N} deadline.
  */
 final class RestDiscovery implements HttpHandler {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.server.xds");
   static final String PREFIX = "/v3/discovery:";
   private static final Map<String, ResourceType> PATHS = Map.of(
       "listeners", ResourceType.LISTENER,
@@ -116,7 +118,7 @@ final class RestDiscovery implements HttpHandler {
     stream.withIdentity(ex instanceof com.sun.net.httpserver.HttpsExchange https
         ? Identities.of(https.getSSLSession()) : null, plaintextSecrets);
     req = req.toBuilder().clearResponseNonce().build();
-    if (answered(ex, stream.onRequest(req, hub.current()))) {
+    if (answered(ex, stream, stream.onRequest(req, hub.current()))) {
       return;
     }
     Duration wait = requestedWait(ex);
@@ -127,14 +129,38 @@ final class RestDiscovery implements HttpHandler {
     new Held(ex, stream, wait).start();
   }
 
-  /** Answers if the outcomes hold a response or a close; false when there is nothing to say. */
-  private boolean answered(HttpExchange ex, List<Outcome> outcomes) throws IOException {
+  /**
+   * Answers if the outcomes hold a response or a close; false when there is nothing to say.
+   * Refusals are logged and counted as on gRPC (issue 20).
+   */
+  private boolean answered(HttpExchange ex, SotwStream stream, List<Outcome> outcomes)
+      throws IOException {
+    for (Outcome o : outcomes) {
+      if (o instanceof Outcome.Withheld w) {
+        hub.metrics().secretWithheld();
+        LOG.log(System.Logger.Level.WARNING, LogLine.of("secret_withheld").kv("rest", ex.getRequestURI().getPath())
+            .kv("node", stream.node() == null ? null : stream.node().getId())
+            .kv("identity", stream.identity() == null ? "none" : stream.identity())
+            .kv("peer", PeerAddress.format(ex.getRemoteAddress())).kv("name", w.name())
+            .kv("reason", w.reason()).toString());
+      }
+    }
     for (Outcome o : outcomes) {
       if (o instanceof Outcome.Send s) {
         json(ex, EnvoyTypeRegistry.get().printer().print((DiscoveryResponse) s.response()));
         return true;
       } else if (o instanceof Outcome.Close c) {
-        text(ex, c.code() == Outcome.CloseCode.PERMISSION_DENIED ? 403 : 400, c.message() + "\n");
+        boolean denied = c.code() == Outcome.CloseCode.PERMISSION_DENIED;
+        if (denied) {
+          hub.metrics().streamDenied();
+          LOG.log(System.Logger.Level.WARNING, LogLine.of("stream_denied")
+              .kv("rest", ex.getRequestURI().getPath())
+              .kv("node", stream.node() == null ? null : stream.node().getId())
+              .kv("identity", stream.identity() == null ? "none" : stream.identity())
+              .kv("peer", PeerAddress.format(ex.getRemoteAddress())).kv("reason", c.message())
+              .toString());
+        }
+        text(ex, denied ? 403 : 400, c.message() + "\n");
         return true;
       }
     }
@@ -185,8 +211,8 @@ final class RestDiscovery implements HttpHandler {
       executor.execute(() -> {
         if (!done) {
           List<Outcome> out = stream.onConfig(config, changes);
-          if (out.stream().anyMatch(o -> o instanceof Outcome.Send)) {
-            finish(out);
+          if (out.stream().anyMatch(o -> o instanceof Outcome.Send || o instanceof Outcome.Close)) {
+            finish(out); // a change, or a claim the reload left unproven: answered now
           }
         }
       });
@@ -207,7 +233,7 @@ final class RestDiscovery implements HttpHandler {
         timeout.cancel(false);
       }
       try {
-        if (out == null || !answered(ex, out)) {
+        if (out == null || !answered(ex, stream, out)) {
           empty(ex, 304);
         }
       } catch (IOException e) {

@@ -36,6 +36,7 @@ final class RestHttpServer implements AutoCloseable {
           }
         });
       } catch (GeneralSecurityException e) {
+        https.stop(0); // it is bound already
         throw new IOException("TLS for the REST port: " + e.getMessage(), e);
       }
       server = https;

@@ -166,45 +166,56 @@ final class ServerTls {
 
   /** Re-reads the files if their bytes changed; keeps the material in use if the new is bad. */
   synchronized void reloadIfChanged() {
-    Material next;
     try {
-      next = read();
-    } catch (InvalidTlsFiles e) {
       String digest = digestQuietly();
-      if (digest != null && !digest.equals(lastFailed) && !digest.equals(inUse)) {
-        lastFailed = digest;
-        onReload.accept(false);
-        LOG.log(System.Logger.Level.WARNING, LogLine.of("tls_reload").kv("result", "failed")
-            .kv("serving", "previous certificates").kv("error", e.getMessage()).toString());
+      if (digest.equals(inUse)) {
+        lastFailed = null; // back to what is in use: a later bad file is said again
+        return;
       }
-      return;
-    }
-    if (next.digest().equals(inUse)) {
-      return;
-    }
-    try {
-      use(next);
+      if (digest.equals(lastFailed)) {
+        return; // refused already: said once
+      }
+      Material next;
+      try {
+        next = read();
+      } catch (InvalidTlsFiles e) {
+        refused(digest, e.getMessage());
+        return;
+      }
+      try {
+        use(next);
+      } catch (GeneralSecurityException e) {
+        refused(next.digest(), e.getMessage());
+        return;
+      }
+      lastFailed = null;
       onReload.accept(true);
       LOG.log(System.Logger.Level.INFO, LogLine.of("tls_reload").kv("result", "ok")
           .kv("cert", files.cert()).kv("not_after", next.chain().get(0).getNotAfter().toInstant())
           .toString());
-    } catch (GeneralSecurityException e) {
-      lastFailed = next.digest();
-      onReload.accept(false);
+    } catch (RuntimeException e) {
+      // Never let a surprise end the scheduled re-reads: rotation must keep working.
       LOG.log(System.Logger.Level.WARNING, LogLine.of("tls_reload").kv("result", "failed")
-          .kv("serving", "previous certificates").kv("error", e.getMessage()).toString());
+          .kv("serving", "previous certificates").kv("error", String.valueOf(e)).toString());
     }
   }
 
+  private void refused(String digest, String why) {
+    lastFailed = digest;
+    onReload.accept(false);
+    LOG.log(System.Logger.Level.WARNING, LogLine.of("tls_reload").kv("result", "failed")
+        .kv("serving", "previous certificates").kv("error", why).toString());
+  }
+
   private void use(Material m) throws GeneralSecurityException {
-    keys.updateIdentityCredentials(m.chain().toArray(X509Certificate[]::new), m.key());
-    if (trust != null) {
+    if (trust != null) { // first: if it fails, neither the roots nor the key changed
       try {
         trust.updateTrustCredentials(m.roots().toArray(X509Certificate[]::new));
       } catch (IOException e) {
         throw new GeneralSecurityException(e.getMessage(), e);
       }
     }
+    keys.updateIdentityCredentials(m.chain().toArray(X509Certificate[]::new), m.key());
     inUse = m.digest();
   }
 
@@ -277,7 +288,7 @@ final class ServerTls {
     String algorithm = switch (key.getAlgorithm()) {
       case "RSA" -> "SHA256withRSA";
       case "EC" -> "SHA256withECDSA";
-      case "Ed25519", "EdDSA" -> "Ed25519";
+      case "Ed25519", "Ed448", "EdDSA" -> "EdDSA";
       default -> null;
     };
     if (algorithm == null) {

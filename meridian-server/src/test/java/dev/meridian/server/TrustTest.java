@@ -81,7 +81,7 @@ class TrustTest {
     Files.writeString(config, CONFIG);
     server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 100)
         .withTls(new MeridianServer.Options.Tls(serverFiles.cert(), serverFiles.key(), caFile))
-        .withRestPort(0)).start();
+        .withRestPort(0).withCsdsIdentity("spiffe://example.org/ns/ops/*")).start();
   }
 
   @AfterEach
@@ -137,6 +137,11 @@ class TrustTest {
         .fetchClientStatus(io.envoyproxy.envoy.service.status.v3.ClientStatusRequest.getDefaultInstance());
     assertThat(csds.getConfig(0).getNode().getMetadata().getFieldsOrThrow(CsdsService.IDENTITY_KEY)
         .getStringValue()).isEqualTo(ORDERS);
+    // CSDS shows every client's config: a workload identity may not read it (--csds-identity).
+    assertThatThrownBy(() -> io.envoyproxy.envoy.service.status.v3.ClientStatusDiscoveryServiceGrpc
+        .newBlockingStub(channel(client("nosy", ORDERS), caFile))
+        .fetchClientStatus(io.envoyproxy.envoy.service.status.v3.ClientStatusRequest.getDefaultInstance()))
+        .hasMessageContaining("PERMISSION_DENIED").hasMessageContaining("--csds-identity");
     envoy.close();
   }
 
