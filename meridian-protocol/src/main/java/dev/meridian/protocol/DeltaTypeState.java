@@ -206,7 +206,7 @@ final class DeltaTypeState extends TypeState {
   }
 
   /** The diff among {@code keys}, applied to {@link #held}. */
-  private Diff diff(java.util.Collection<String> keys, TypeSnapshot snapshot) {
+  private Diff diff(Iterable<String> keys, TypeSnapshot snapshot) {
     Map<String, XdsResource> changed = new java.util.TreeMap<>(); // one entry per name, aliases too
     Set<String> gone = new java.util.TreeSet<>();
     VersionMap.Editor holds = held.edit();

@@ -195,7 +195,7 @@ final class SotwTypeState extends TypeState {
   }
 
   /** Among {@code candidates}: what the subscription covers that the client lacks, and what is gone. */
-  private Diff diff(Collection<String> candidates, TypeSnapshot snapshot) {
+  private Diff diff(Iterable<String> candidates, TypeSnapshot snapshot) {
     List<XdsResource> changed = new ArrayList<>();
     List<String> gone = new ArrayList<>();
     for (String n : candidates) {

@@ -48,8 +48,11 @@ abstract class TypeState {
   final java.util.Map<String, XdsResource> lingering = new java.util.HashMap<>();
   /** Names to resend on the client's next request even if unchanged (spec "Resource warming"). */
   final NameSet resendOnAsk = new NameSet();
-  /** Names changed (by config or subscription) since the last response; all with dirtyAll. */
-  Set<String> dirty = new HashSet<>();
+  /**
+   * Names changed (by config or subscription) since the last response; all with dirtyAll. Starts
+   * as the change's own set, which every stream it concerns shares, and copies on a write.
+   */
+  final NameSet dirty = new NameSet();
   boolean dirtyAll;
 
   TypeState(ResourceType type, ClientFeatures features, Clock clock, Sharing sharing) {
@@ -294,11 +297,15 @@ abstract class TypeState {
   }
 
   final void markDirty(java.util.Collection<String> names) {
-    dirty.addAll(names);
+    if (names instanceof Set<String> changed) {
+      dirty.addShared(changed); // a config change's names: shared until this stream adds one
+    } else {
+      dirty.addAll(names);
+    }
   }
 
   final void clearDirty() {
-    dirty = new HashSet<>(); // not clear(): a cleared set keeps the table a large change grew
+    dirty.clear(); // drops the set: a large change's table is not kept
     dirtyAll = false;
   }
 

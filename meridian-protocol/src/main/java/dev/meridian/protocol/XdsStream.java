@@ -368,7 +368,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     for (ResourceType t : List.of(ResourceType.CLUSTER, ResourceType.ENDPOINT)) {
       S s = states.get(t);
       if (s != null && !s.lingering.isEmpty()) {
-        s.markDirty(s.lingering.keySet());
+        s.markDirty(new ArrayList<>(s.lingering.keySet())); // a copy: lingering is cleared next
         s.lingering.clear();
         s.respondIfIdle(applied.get(t), this::nextNonce, out);
       }
