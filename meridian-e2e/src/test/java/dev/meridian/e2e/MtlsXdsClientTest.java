@@ -44,9 +44,14 @@ class MtlsXdsClientTest {
   Greeter.Backend v1;
   final XdsCredentialsProvider a65 = new A65Tls();
 
+  TestCerts.Ca ca;
+  Path caFile;
+
   @BeforeEach
   void start() throws Exception {
     v1 = new Greeter.Backend("v1");
+    ca = TestCerts.ca("e2e-ca");
+    caFile = ca.writeCert(dir.resolve("ca.crt"));
     E2eXdsAccess.registerCredentials(a65);
   }
 
@@ -58,14 +63,8 @@ class MtlsXdsClientTest {
 
   @Test
   void grpcJavaWithAnA65BootstrapRoutesRpcsThroughMeridianOverMtls() throws Exception {
-    TestCerts.Ca ca = TestCerts.ca("e2e-ca");
-    Path caFile = ca.writeCert(dir.resolve("ca.crt"));
-    TestCerts.Written server = ca.leaf("meridian").loopback().issue().write(dir, "server");
     TestCerts.Written client = ca.leaf("greeter-client").uri(IDENTITY).issue().write(dir, "client");
-    Config config = Config.service("greeter", Config.toCluster("greeter-v1"))
-        .cluster("greeter-v1", v1.port());
-    try (Meridian meridian = Meridian.start(dir, config,
-        new MeridianServer.Options.Tls(server.cert(), server.key(), caFile))) {
+    try (Meridian meridian = meridianOverMtls()) {
       Map<String, Object> bootstrap = Map.of(
           "xds_servers", List.of(Map.of(
               "server_uri", "localhost:" + meridian.xdsPort(),
@@ -88,13 +87,7 @@ class MtlsXdsClientTest {
 
   @Test
   void grpcJavaWithoutAClientCertificateIsNotServed() throws Exception {
-    TestCerts.Ca ca = TestCerts.ca("e2e-ca");
-    Path caFile = ca.writeCert(dir.resolve("ca.crt"));
-    TestCerts.Written server = ca.leaf("meridian").loopback().issue().write(dir, "server");
-    Config config = Config.service("greeter", Config.toCluster("greeter-v1"))
-        .cluster("greeter-v1", v1.port());
-    try (Meridian meridian = Meridian.start(dir, config,
-        new MeridianServer.Options.Tls(server.cert(), server.key(), caFile))) {
+    try (Meridian meridian = meridianOverMtls()) {
       Map<String, Object> bootstrap = Map.of(
           "xds_servers", List.of(Map.of(
               "server_uri", "localhost:" + meridian.xdsPort(),
@@ -107,6 +100,14 @@ class MtlsXdsClientTest {
         assertThat(meridian.server().hub().streamCount()).isZero();
       }
     }
+  }
+
+  /** Meridian serving the greeter over mTLS with a certificate of the test CA. */
+  Meridian meridianOverMtls() throws Exception {
+    TestCerts.Written server = ca.leaf("meridian").loopback().issue().write(dir, "server");
+    return Meridian.start(dir, Config.service("greeter", Config.toCluster("greeter-v1"))
+        .cluster("greeter-v1", v1.port()),
+        new MeridianServer.Options.Tls(server.cert(), server.key(), caFile));
   }
 
   /**
