@@ -163,18 +163,11 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     if (all == secretsFrom && secretAccess == secretsAccess) {
       return secretsView;
     }
-    if (secretAccess.rules().isEmpty() && (identity != null || plaintextSecrets)) {
-      // No rule names a Secret: every Secret of the group is this stream's, the group's own view.
-      secretsFrom = all;
-      secretsAccess = secretAccess;
-      secretsView = all;
-      secretsWithheld = Set.of();
-      withheldReported.clear();
-      return all;
-    }
-    List<XdsResource> allowed = new ArrayList<>();
     Set<String> withheld = new java.util.TreeSet<>();
-    for (XdsResource r : all.list()) {
+    // No rule names a Secret: every Secret of the group is this stream's (no copy of the view).
+    boolean allAllowed = secretAccess.rules().isEmpty() && (identity != null || plaintextSecrets);
+    List<XdsResource> allowed = new ArrayList<>();
+    for (XdsResource r : allAllowed ? List.<XdsResource>of() : all.list()) {
       if (secretAccess.allows(r.name(), identity, plaintextSecrets)) {
         allowed.add(r);
       } else {
@@ -188,6 +181,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     withheldReported.retainAll(withheld);
     return secretsView;
   }
+
 
   /** Reports, once each, the Secrets withheld from this stream that it asks for. */
   private void reportWithheld(List<Outcome> out) {
