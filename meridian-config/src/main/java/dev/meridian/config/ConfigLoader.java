@@ -125,14 +125,22 @@ public final class ConfigLoader {
         problems.add(file + ": cannot read: " + e.getMessage());
         continue;
       }
-      new FileReader(file, nextCache, problems, defaults, groups, access).read(text);
+      new FileReader(file.toString(), isJson(file), nextCache, problems, defaults, groups, access)
+          .read(text);
     }
+    return assemble(files, defaults, groups.values(), access, nextCache, problems, started);
+  }
+
+  /** Builds the served config from the drafts, or throws every problem found. */
+  private Loaded assemble(List<Path> files, GroupDraft defaults, Iterable<GroupDraft> groups,
+      List<SecretAccess.Rule> access, Map<String, XdsResource> nextCache, List<String> problems,
+      long started) throws ConfigException {
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
     List<ServedConfig.Group> built = new ArrayList<>();
     int count = defaults.resources.size();
-    for (GroupDraft g : groups.values()) {
+    for (GroupDraft g : groups) {
       built.add(new ServedConfig.Group(g.name, g.matcher,
           Snapshot.of(g.resources, last.snapshot(g.name))));
       count += g.resources.size();
@@ -145,6 +153,83 @@ public final class ConfigLoader {
     last = new ServedConfig(Snapshot.of(defaults.resources, last.defaults()), built, secretAccess);
     return new Loaded(last, files, count, built.size(),
         (System.nanoTime() - started) / 1_000_000);
+  }
+
+  /**
+   * Loads a config kept in a key-value store under {@code layout}'s prefix: one key per resource,
+   * one per group definition, one for {@code secret_access} (docs/etcd.md). Every value is strict
+   * JSON. A problem names its key ({@code KEY:LINE:COLUMN: ...}); any problem rejects the whole
+   * config, as for files. A value unchanged since the last good load reuses the resource built
+   * then, so a reload costs what changed.
+   *
+   * @param entries every key under the prefix (full keys) and its value
+   */
+  public Loaded loadStored(StoreLayout layout, Map<String, String> entries)
+      throws ConfigException {
+    long started = System.nanoTime();
+    Map<String, XdsResource> nextCache = new HashMap<>();
+    List<String> problems = new ArrayList<>();
+    List<GroupDraft> groups = new ArrayList<>();
+    Map<String, Integer> order = new HashMap<>();
+    GroupDraft defaults = new GroupDraft(ServedConfig.DEFAULT_GROUP, null, null, 0);
+    List<SecretAccess.Rule> access = new ArrayList<>();
+    List<Map.Entry<String, StoreLayout.ResourceKey>> resources = new ArrayList<>();
+    for (Map.Entry<String, String> e : new java.util.TreeMap<>(entries).entrySet()) {
+      String key = e.getKey();
+      FileReader reader = new FileReader(key, true, nextCache, problems, defaults, Map.of(),
+          access);
+      StoreLayout.Key parsed = layout.parse(key);
+      if (parsed instanceof StoreLayout.ResourceKey r) {
+        resources.add(Map.entry(key, r));
+      } else if (parsed instanceof StoreLayout.GroupKey g) {
+        GroupDraft draft = reader.readStoredGroup(g.group(), e.getValue(), order);
+        if (draft != null) {
+          groups.add(draft);
+        }
+      } else if (parsed instanceof StoreLayout.SecretAccessKey) {
+        ConfigNode root = reader.readValue(e.getValue());
+        if (root != null) {
+          reader.readSecretAccess(root);
+        }
+      } else {
+        problems.add(key + ": " + ((StoreLayout.Unknown) parsed).why());
+      }
+    }
+    // Groups are tried in their stored order, then by name (the order of the files they came from).
+    groups.sort(java.util.Comparator.<GroupDraft>comparingInt(g -> order.get(g.name))
+        .thenComparing(g -> g.name));
+    Map<String, GroupDraft> byName = new HashMap<>();
+    groups.forEach(g -> byName.put(g.name, g));
+    for (Map.Entry<String, StoreLayout.ResourceKey> e : resources) {
+      String key = e.getKey();
+      StoreLayout.ResourceKey r = e.getValue();
+      GroupDraft into = r.group().equals(ServedConfig.DEFAULT_GROUP) ? defaults
+          : byName.get(r.group());
+      if (into == null) {
+        problems.add(key + ": group '" + r.group() + "' is not defined (no key "
+            + layout.groupKey(r.group()) + ")");
+        continue;
+      }
+      FileReader reader = new FileReader(key, true, nextCache, problems, defaults, Map.of(),
+          access);
+      String value = entries.get(key);
+      XdsResource resource = reader.cached(value);
+      if (resource == null) {
+        ConfigNode tree = reader.readValue(value);
+        resource = tree == null ? null : reader.build(value, tree, "resource");
+      }
+      if (resource == null) {
+        continue;
+      }
+      if (resource.type() != r.type() || !resource.name().equals(r.name())) {
+        problems.add(key + ": holds " + resource.type().shortName() + " '" + resource.name()
+            + "', which belongs at " + layout.resourceKey(r.group(), resource.type(),
+                resource.name()));
+        continue;
+      }
+      into.resources.add(resource);
+    }
+    return assemble(List.of(), defaults, groups, access, nextCache, problems, started);
   }
 
   /** The config files at {@code path}: the file itself, or a directory's config files, sorted. */
@@ -189,17 +274,21 @@ public final class ConfigLoader {
 
   /** Reads one file into the drafts, adding every problem it finds. */
   private final class FileReader {
-    final Path file;
+    /** Where problems say they are: a file's path, or a store's key. */
+    final String file;
+    final boolean json;
     final Map<String, XdsResource> nextCache;
     final List<String> problems;
     final GroupDraft defaults;
     final Map<String, GroupDraft> groups;
     final List<SecretAccess.Rule> access;
 
-    FileReader(Path file, Map<String, XdsResource> nextCache, List<String> problems,
-        GroupDraft defaults, Map<String, GroupDraft> groups, List<SecretAccess.Rule> access) {
+    FileReader(String file, boolean json, Map<String, XdsResource> nextCache,
+        List<String> problems, GroupDraft defaults, Map<String, GroupDraft> groups,
+        List<SecretAccess.Rule> access) {
       this.access = access;
       this.file = file;
+      this.json = json;
       this.nextCache = nextCache;
       this.problems = problems;
       this.defaults = defaults;
@@ -224,8 +313,8 @@ public final class ConfigLoader {
       try {
         // A .json file is strict JSON (RFC 8259), never read again as YAML (issue 18). A YAML
         // file that is strict JSON takes the same fast reader, with YAML's meaning.
-        root = isJson(file) ? JsonConfig.readJson(text) : JsonConfig.readYamlAsJson(text);
-        if (root == null && !isJson(file)) {
+        root = json ? JsonConfig.readJson(text) : JsonConfig.readYamlAsJson(text);
+        if (root == null && !json) {
           root = YamlTree.read(text);
         }
       } catch (ConfigNode.Invalid e) {
@@ -256,6 +345,68 @@ public final class ConfigLoader {
               + TOP_LEVEL_KEYS + ")" + didYouMean(key, TOP_LEVEL_KEYS));
         }
       }
+    }
+
+    /** A stored value's JSON tree; null (a problem added) if it is not one value of JSON. */
+    ConfigNode readValue(String text) {
+      try {
+        ConfigNode root = JsonConfig.readJson(text);
+        if (root == null) {
+          problem(1, 1, "the value is empty");
+        }
+        return root;
+      } catch (ConfigNode.Invalid e) {
+        problem(e.line, e.column, e.getMessage());
+        return null;
+      }
+    }
+
+    /** A stored group definition, {@code {"match": {...}, "order": N}}; null after a problem. */
+    GroupDraft readStoredGroup(String name, String text, Map<String, Integer> order) {
+      ConfigNode root = readValue(text);
+      if (root == null) {
+        return null;
+      }
+      String where = "group '" + name + "'";
+      if (root.kind() != ConfigNode.Kind.MAP) {
+        problem(root, where + ": a group definition must be a mapping with 'match'");
+        return null;
+      }
+      if (name.equals(ServedConfig.DEFAULT_GROUP)) {
+        problem(root, where + ": the name '" + ServedConfig.DEFAULT_GROUP
+            + "' is reserved for the top-level resources");
+        return null;
+      }
+      ConfigNode match = null;
+      int position = 0;
+      for (ConfigNode.Entry t : root.entries()) {
+        String key = String.valueOf(t.key());
+        if (duplicate(root, t, where + ": ")) {
+          return null;
+        }
+        switch (key) {
+          case "match" -> match = t.value();
+          case "order" -> {
+            try {
+              position = Integer.parseInt(String.valueOf(t.value().scalar()));
+            } catch (NumberFormatException e) {
+              problem(t.value(), where + ": 'order' must be an integer");
+              return null;
+            }
+          }
+          default -> {
+            problem(t, where + ": unknown key '" + key + "' (expected match, order)"
+                + didYouMean(key, List.of("match", "order")));
+            return null;
+          }
+        }
+      }
+      NodeMatcher matcher = readMatch(match, root, where);
+      if (matcher == null) {
+        return null;
+      }
+      order.put(name, position);
+      return new GroupDraft(name, matcher, file, root.line());
     }
 
     void readGroups(ConfigNode node) {
@@ -310,7 +461,7 @@ public final class ConfigLoader {
               + previous.line + ")");
           continue;
         }
-        GroupDraft draft = new GroupDraft(name, matcher, file.toString(), g.line());
+        GroupDraft draft = new GroupDraft(name, matcher, file, g.line());
         groups.put(name, draft);
         if (resources != null) {
           readResources(resources, draft, where + " resources");
@@ -459,15 +610,24 @@ public final class ConfigLoader {
     /** The resource of a {@code resources} element: the last load's if its text is unchanged. */
     XdsResource parse(ConfigNode node, String at) {
       String cacheKey = node.resourceKey();
+      XdsResource cached = cached(cacheKey);
+      return cached != null ? cached : build(cacheKey, node.tree(), at);
+    }
+
+    /** The resource last built from the same text, if any; kept for the next load. */
+    XdsResource cached(String cacheKey) {
       XdsResource cached = cache.get(cacheKey);
       if (cached == null) {
         cached = nextCache.get(cacheKey);
       }
       if (cached != null) {
         nextCache.put(cacheKey, cached);
-        return cached;
       }
-      ConfigNode tree = node.tree();
+      return cached;
+    }
+
+    /** Builds (and serializes, once) the resource of {@code tree}; null after a problem. */
+    XdsResource build(String cacheKey, ConfigNode tree, String at) {
       if (tree.unsupported() != null) {
         problem(tree, at + ": " + tree.unsupported());
         return null;

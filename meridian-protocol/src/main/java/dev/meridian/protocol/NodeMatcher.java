@@ -51,6 +51,16 @@ public final class NodeMatcher {
     return identity == null || (verified != null && identity.matcher(verified).matches());
   }
 
+  /** The node id glob, or null: any. */
+  public String nodeIdGlob() {
+    return nodeIdGlob;
+  }
+
+  /** The node cluster glob, or null: any. */
+  public String nodeClusterGlob() {
+    return nodeClusterGlob;
+  }
+
   public String identityGlob() {
     return identityGlob;
   }

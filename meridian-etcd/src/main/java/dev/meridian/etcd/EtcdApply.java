@@ -1,0 +1,226 @@
+package dev.meridian.etcd;
+
+import static dev.meridian.etcd.EtcdClients.bytes;
+import static dev.meridian.etcd.EtcdClients.string;
+import static dev.meridian.etcd.EtcdClients.why;
+
+import dev.meridian.config.ConfigChecks;
+import dev.meridian.config.ConfigException;
+import dev.meridian.config.ConfigLoader;
+import dev.meridian.config.ReferenceCheck;
+import dev.meridian.config.StoreLayout;
+import dev.meridian.config.StoreValues;
+import dev.meridian.protocol.ServedConfig;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code meridian apply} (docs/etcd.md): makes the stored config what the files say, in one etcd
+ * transaction. It diffs the files' stored form ({@link StoreValues}) against what is stored,
+ * validates the config that would result exactly as {@code serve} loads it (the store's own
+ * reader, then serve's checks), and writes every change at once, each key guarded by the revision
+ * it was diffed against: a concurrent write to any of those keys fails the transaction, and apply
+ * diffs again. Nothing is ever half written; no concurrent update is lost.
+ */
+public final class EtcdApply {
+  /** How many times a diff is retried when concurrent writers win the race. */
+  static final int ATTEMPTS = 5;
+
+  public enum Kind { CREATED, UPDATED, DELETED, UNCHANGED }
+
+  /** One stored key: what applying does to it. {@code what} names it for people. */
+  public record Change(String key, String what, Kind kind) {}
+
+  /**
+   * @param written whether a transaction was committed (false for a dry run or no changes)
+   * @param revision the revision the diff was made against, or the one the write created
+   * @param warnings what serve would log as warnings for the resulting config
+   */
+  public record Result(List<Change> changes, boolean written, long revision, int attempts,
+      List<String> warnings) {
+    public long count(Kind k) {
+      return changes.stream().filter(c -> c.kind() == k).count();
+    }
+  }
+
+  /** The resulting config would not load, or serve would reject it: nothing was written. */
+  public static final class Invalid extends Exception {
+    private final List<String> problems;
+
+    Invalid(List<String> problems) {
+      super(String.join("\n", problems));
+      this.problems = List.copyOf(problems);
+    }
+
+    public List<String> problems() {
+      return problems;
+    }
+  }
+
+  /** etcd failed, refused the transaction, or concurrent writers kept winning. */
+  public static final class Failed extends Exception {
+    Failed(String message) {
+      super(message);
+    }
+  }
+
+  private final Client client;
+  private final StoreLayout layout;
+  private final StoreValues values;
+
+  public EtcdApply(Client client, EtcdTarget target) {
+    this.client = client;
+    this.layout = target.layout();
+    this.values = new StoreValues(layout);
+  }
+
+  /**
+   * @param files the config the files hold (already loaded, so their problems are reported with
+   *     file and line before anything else)
+   * @param prune delete stored keys the files do not have
+   * @param dryRun diff and validate only
+   */
+  public Result apply(ServedConfig files, boolean prune, boolean dryRun,
+      ReferenceCheck referenceCheck) throws Invalid, Failed, InterruptedException {
+    Map<String, String> desired = values.entriesOf(files);
+    for (int attempt = 1; ; attempt++) {
+      GetResponse stored = read();
+      long revision = stored.getHeader().getRevision();
+      Map<String, KeyValue> current = new HashMap<>();
+      for (KeyValue kv : stored.getKvs()) {
+        current.put(string(kv.getKey()), kv);
+      }
+      List<Change> changes = new ArrayList<>();
+      Map<String, String> result = new HashMap<>();
+      current.forEach((k, kv) -> result.put(k, string(kv.getValue())));
+      for (String key : new TreeSet<>(union(desired.keySet(), current.keySet()))) {
+        String want = desired.get(key);
+        KeyValue have = current.get(key);
+        if (want == null) {
+          if (prune) {
+            changes.add(new Change(key, describe(key), Kind.DELETED));
+            result.remove(key);
+          }
+        } else if (have == null) {
+          changes.add(new Change(key, describe(key), Kind.CREATED));
+          result.put(key, want);
+        } else if (!string(have.getValue()).equals(want)) {
+          changes.add(new Change(key, describe(key), Kind.UPDATED));
+          result.put(key, want);
+        } else {
+          changes.add(new Change(key, describe(key), Kind.UNCHANGED));
+        }
+      }
+      List<String> warnings = validate(result, referenceCheck);
+      boolean any = changes.stream().anyMatch(c -> c.kind() != Kind.UNCHANGED);
+      if (dryRun || !any) {
+        return new Result(changes, false, revision, attempt, warnings);
+      }
+      TxnResponse txn = write(changes, desired, current);
+      if (txn.isSucceeded()) {
+        return new Result(changes, true, txn.getHeader().getRevision(), attempt, warnings);
+      }
+      if (attempt == ATTEMPTS) {
+        throw new Failed("other writers changed " + layout.prefix() + " during each of "
+            + ATTEMPTS + " attempts; nothing was written. Try again.");
+      }
+    }
+  }
+
+  private GetResponse read() throws Failed, InterruptedException {
+    try {
+      return client.getKVClient().get(bytes(layout.prefix()),
+              GetOption.builder().isPrefix(true).build())
+          .get(EtcdClients.REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new Failed("cannot read " + layout.prefix() + " from etcd: " + why(e));
+    }
+  }
+
+  /** The stored config after the change, loaded as serve loads it, with serve's checks. */
+  private List<String> validate(Map<String, String> result, ReferenceCheck referenceCheck)
+      throws Invalid {
+    ConfigLoader.Loaded loaded;
+    try {
+      loaded = new ConfigLoader().loadStored(layout, result);
+    } catch (ConfigException e) {
+      throw new Invalid(e.problems());
+    }
+    ConfigChecks.Result checks = ConfigChecks.run(loaded.config(), referenceCheck);
+    if (checks.rejected()) {
+      List<String> why = new ArrayList<>();
+      checks.rejections().forEach(f -> why.add(f.toString()));
+      throw new Invalid(why);
+    }
+    return checks.warnings().stream().map(ConfigChecks.Finding::toString).toList();
+  }
+
+  private TxnResponse write(List<Change> changes, Map<String, String> desired,
+      Map<String, KeyValue> current) throws Failed, InterruptedException {
+    List<Cmp> guards = new ArrayList<>();
+    List<Op> ops = new ArrayList<>();
+    for (Change c : changes) {
+      if (c.kind() == Kind.UNCHANGED) {
+        continue;
+      }
+      KeyValue have = current.get(c.key());
+      // Unchanged since the diff: same mod revision, or still absent (mod revision 0).
+      guards.add(new Cmp(bytes(c.key()), Cmp.Op.EQUAL,
+          CmpTarget.modRevision(have == null ? 0 : have.getModRevision())));
+      ops.add(c.kind() == Kind.DELETED ? Op.delete(bytes(c.key()), DeleteOption.DEFAULT)
+          : Op.put(bytes(c.key()), bytes(desired.get(c.key())), PutOption.DEFAULT));
+    }
+    try {
+      return client.getKVClient().txn().If(guards.toArray(Cmp[]::new))
+          .Then(ops.toArray(Op[]::new)).commit()
+          .get(EtcdClients.REQUEST_TIMEOUT.toMillis() * 6, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      String why = why(e);
+      if (why.contains("too many operations")) {
+        throw new Failed("etcd refused one transaction of " + ops.size() + " changes (" + why
+            + "): start etcd with --max-txn-ops at least " + ops.size()
+            + " (docs/etcd.md); nothing was written");
+      }
+      if (why.contains("request is too large") || why.contains("larger than max")) {
+        throw new Failed("etcd refused one transaction of " + ops.size() + " changes (" + why
+            + "): raise etcd's --max-request-bytes (docs/etcd.md); nothing was written");
+      }
+      throw new Failed("the transaction failed: " + why + " (etcd applies all of it or none)");
+    }
+  }
+
+  /** A key for people: {@code clusters default/backend}, {@code group canary}, ... */
+  String describe(String key) {
+    StoreLayout.Key k = layout.parse(key);
+    if (k instanceof StoreLayout.ResourceKey r) {
+      return r.type().shortName() + " " + r.group() + "/" + r.name();
+    }
+    if (k instanceof StoreLayout.GroupKey g) {
+      return "group " + g.group();
+    }
+    if (k instanceof StoreLayout.SecretAccessKey) {
+      return "secret_access";
+    }
+    return "key " + key;
+  }
+
+  private static <T> java.util.Set<T> union(java.util.Set<T> a, java.util.Set<T> b) {
+    java.util.Set<T> u = new java.util.HashSet<>(a);
+    u.addAll(b);
+    return u;
+  }
+}

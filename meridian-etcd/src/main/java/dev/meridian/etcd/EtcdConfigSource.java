@@ -1,0 +1,290 @@
+package dev.meridian.etcd;
+
+import static dev.meridian.etcd.EtcdClients.bytes;
+import static dev.meridian.etcd.EtcdClients.string;
+import static dev.meridian.etcd.EtcdClients.why;
+
+import dev.meridian.config.ConfigException;
+import dev.meridian.config.ConfigLoader;
+import dev.meridian.config.ConfigSource;
+import dev.meridian.config.StoreLayout;
+import dev.meridian.protocol.LogLine;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.common.exception.CompactedException;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Serves the config stored in etcd under a prefix (docs/etcd.md). A replica reads the prefix with
+ * a linearizable read, then watches it from the next revision; every watch response (whole
+ * transactions: etcd never splits a revision across responses) becomes one reload, so a
+ * transaction reaches clients as one change. Only changed values are parsed again
+ * ({@link ConfigLoader#loadStored}).
+ *
+ * <p>When etcd is unreachable the last config stays in force (the server keeps serving it) and
+ * {@link #status} says so; jetcd resumes the watch from its revision when etcd returns, and a
+ * watch whose revision was compacted meanwhile is replaced by a full reload. Either way the hub
+ * diffs by content, so clients get only what changed.
+ *
+ * <p>All state is confined to one thread.
+ */
+public final class EtcdConfigSource implements ConfigSource {
+  private static final System.Logger LOG = System.getLogger(EtcdConfigSource.class.getName());
+  private static final long PROBE_MILLIS = 1000;
+  private static final long MIN_BACKOFF_MILLIS = 200;
+  private static final long MAX_BACKOFF_MILLIS = 5000;
+
+  private final EtcdTarget target;
+  private final StoreLayout layout;
+  private final ConfigLoader loader;
+  private final Clock clock;
+  private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "meridian-etcd");
+    t.setDaemon(true);
+    return t;
+  });
+  private Client client;
+  private Sink sink;
+
+  // Confined to the executor's thread.
+  private final Map<String, String> entries = new HashMap<>();
+  /** The store revision {@link #entries} reflect. */
+  private long revision;
+  private Watch.Watcher watcher;
+  /** Bumped on every new watch: callbacks of an older one are ignored. */
+  private long watchGeneration;
+  private boolean reloadQueued;
+  private boolean loadScheduled;
+  private long backoffMillis = MIN_BACKOFF_MILLIS;
+  private boolean connected;
+  private String unreachable;
+  private String invalid;
+  private Instant since;
+
+  /** The revision of the config in force. */
+  private long servedRevision;
+
+  private volatile Status status;
+
+  public EtcdConfigSource(EtcdTarget target, ConfigLoader loader) {
+    this(target, loader, Clock.systemUTC());
+  }
+
+  EtcdConfigSource(EtcdTarget target, ConfigLoader loader, Clock clock) {
+    this.target = target;
+    this.layout = target.layout();
+    this.loader = loader;
+    this.clock = clock;
+    this.since = clock.instant();
+    this.status = new Status(false, 0, false, "not connected yet", since);
+  }
+
+  @Override
+  public String describe() {
+    return target.url();
+  }
+
+  /** Builds the etcd client; fails only when the TLS files cannot be used. */
+  public EtcdConfigSource connect() throws IOException {
+    client = EtcdClients.connect(target);
+    return this;
+  }
+
+  @Override
+  public void start(Sink sink) {
+    if (client == null) {
+      throw new IllegalStateException("connect() first");
+    }
+    this.sink = sink;
+    executor.execute(this::fullLoad);
+    executor.scheduleWithFixedDelay(this::probe, PROBE_MILLIS, PROBE_MILLIS,
+        TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public Status status() {
+    return status;
+  }
+
+  /** Reads the whole prefix (linearizable), serves it, and watches from the next revision. */
+  private void fullLoad() {
+    loadScheduled = false;
+    closeWatch();
+    GetResponse r;
+    try {
+      r = client.getKVClient().get(bytes(layout.prefix()),
+              GetOption.builder().isPrefix(true).build())
+          .get(EtcdClients.REQUEST_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return;
+    } catch (Exception e) {
+      connection(false, "cannot read " + layout.prefix() + ": " + why(e));
+      scheduleFullLoad();
+      return;
+    }
+    entries.clear();
+    for (KeyValue kv : r.getKvs()) {
+      entries.put(string(kv.getKey()), string(kv.getValue()));
+    }
+    revision = r.getHeader().getRevision();
+    backoffMillis = MIN_BACKOFF_MILLIS;
+    connection(true, null);
+    LOG.log(System.Logger.Level.INFO, LogLine.of("store_load").kv("store", target.url())
+        .kv("keys", entries.size()).kv("revision", revision).toString());
+    reload();
+    watch(revision + 1);
+  }
+
+  private void watch(long fromRevision) {
+    long generation = ++watchGeneration;
+    watcher = client.getWatchClient().watch(bytes(layout.prefix()),
+        WatchOption.builder().isPrefix(true).withRevision(fromRevision).build(),
+        Watch.listener(
+            response -> executor.execute(() -> onEvents(generation, response)),
+            error -> executor.execute(() -> onWatchError(generation, error))));
+  }
+
+  private void onEvents(long generation, WatchResponse response) {
+    if (generation != watchGeneration) {
+      return;
+    }
+    for (WatchEvent e : response.getEvents()) {
+      KeyValue kv = e.getKeyValue();
+      String key = string(kv.getKey());
+      if (e.getEventType() == WatchEvent.EventType.PUT) {
+        entries.put(key, string(kv.getValue()));
+      } else if (e.getEventType() == WatchEvent.EventType.DELETE) {
+        entries.remove(key);
+      }
+      revision = Math.max(revision, kv.getModRevision());
+    }
+    if (!response.getEvents().isEmpty()) {
+      connection(true, null);
+      // Responses queued behind this one are applied before the reload runs: one reload for all.
+      if (!reloadQueued) {
+        reloadQueued = true;
+        executor.execute(this::reload);
+      }
+    }
+  }
+
+  private void onWatchError(long generation, Throwable error) {
+    if (generation != watchGeneration) {
+      return;
+    }
+    watcher = null;
+    if (error instanceof CompactedException || why(error).contains("compacted")) {
+      // The revisions after ours are gone: read the whole prefix again; the hub sends what changed.
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("store_watch_compacted")
+          .kv("store", target.url()).kv("revision", revision).kv("action", "full reload")
+          .toString());
+      fullLoad();
+      return;
+    }
+    connection(false, "watch failed: " + why(error));
+    scheduleFullLoad();
+  }
+
+  private void reload() {
+    reloadQueued = false;
+    try {
+      ConfigLoader.Loaded loaded = loader.loadStored(layout, entries);
+      sink.apply(loaded);
+      invalid = null;
+      servedRevision = revision;
+      publishStatus(true);
+    } catch (ConfigException e) {
+      invalid = "the config at revision " + revision + " is invalid (serving the last good one): "
+          + e.getMessage();
+      publishStatus(status.loaded());
+      sink.failed(e);
+    }
+  }
+
+  /** Whether etcd answers: a cheap serializable read every second, off this thread. */
+  private void probe() {
+    client.getKVClient().get(bytes(layout.secretAccessKey()),
+            GetOption.builder().withCountOnly(true).withSerializable(true).build())
+        .orTimeout(2 * PROBE_MILLIS, TimeUnit.MILLISECONDS)
+        .whenComplete((r, e) -> {
+          try {
+            executor.execute(() -> {
+              if (e == null) {
+                connection(true, null);
+                if (watcher == null && !loadScheduled) {
+                  fullLoad();
+                }
+              } else {
+                connection(false, "etcd does not answer: " + why(e));
+              }
+            });
+          } catch (java.util.concurrent.RejectedExecutionException closed) {
+            // closing
+          }
+        });
+  }
+
+  private void scheduleFullLoad() {
+    if (loadScheduled) {
+      return;
+    }
+    loadScheduled = true;
+    executor.schedule(this::fullLoad, backoffMillis, TimeUnit.MILLISECONDS);
+    backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+  }
+
+  private void connection(boolean up, String why) {
+    if (up != connected) {
+      connected = up;
+      since = clock.instant();
+      LOG.log(up ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+          LogLine.of(up ? "store_connected" : "store_unreachable").kv("store", target.url())
+              .kv("revision", revision).kv("error", why).toString());
+    }
+    unreachable = up ? null : why;
+    publishStatus(status.loaded());
+  }
+
+  private void publishStatus(boolean loaded) {
+    String detail = unreachable != null ? unreachable : invalid;
+    status = new Status(connected, servedRevision, loaded, detail, since);
+  }
+
+  private void closeWatch() {
+    watchGeneration++;
+    if (watcher != null) {
+      watcher.close();
+      watcher = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    executor.shutdownNow();
+    try {
+      executor.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (watcher != null) {
+      watcher.close();
+    }
+    if (client != null) {
+      client.close();
+    }
+  }
+}
