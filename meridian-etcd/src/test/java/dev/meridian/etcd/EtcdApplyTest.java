@@ -83,10 +83,11 @@ class EtcdApplyTest {
           - name: canary
             match: { node_id: "canary-*" }
             resources:
-        """ + EtcdFixture.cluster("only-canary").indent(4)), false, false);
+        """ + (EtcdFixture.cluster("only-canary")
+            + EtcdFixture.endpoints("only-canary", 80)).indent(4)), false, false);
 
     assertThat(r.written()).isTrue();
-    assertThat(r.count(Kind.CREATED)).isEqualTo(8); // 3 clusters, 3 endpoints, 1 group, 1 cluster
+    assertThat(r.count(Kind.CREATED)).isEqualTo(9); // 3+1 clusters, 3+1 endpoints, 1 group
     Map<String, KeyValue> kvs = stored();
     assertThat(kvs).containsKeys(target.prefix() + "/resources/default/clusters/c0",
         target.prefix() + "/resources/default/endpoints/c2",
