@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
 @Command(name = "meridian", mixinStandardHelpOptions = true, version = "meridian 0.1.0",
     description = "xDS control plane and toolkit.",
     subcommands = {ServeCommand.class, GetCommand.class, WatchCommand.class, ResolveCommand.class,
-        StatusCommand.class, BootstrapCommand.class, ValidateCommand.class})
+        StatusCommand.class, BootstrapCommand.class, ValidateCommand.class, ApplyCommand.class,
+        ExportCommand.class})
 public final class Main {
   /** Netty's switch for direct buffers it allocates itself (relocated with grpc-netty-shaded). */
   static final String NETTY_REFLECTION = "io.grpc.netty.shaded.io.netty.tryReflectionSetAccessible";

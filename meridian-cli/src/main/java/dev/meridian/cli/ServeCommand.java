@@ -1,6 +1,8 @@
 package dev.meridian.cli;
 
 import dev.meridian.config.ConfigException;
+import dev.meridian.config.ConfigLoader;
+import dev.meridian.etcd.EtcdTarget;
 import dev.meridian.config.ReferenceCheck;
 import dev.meridian.server.FilePublisher;
 import dev.meridian.server.MeridianServer;
@@ -14,7 +16,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
-    description = "Serve xDS from a config file or directory, hot-reloading it on change.")
+    description = "Serve xDS from a config file or directory, hot-reloading it on change, or from "
+        + "the config stored in etcd (--config etcd://HOST:PORT/PREFIX), watching it.")
 final class ServeCommand implements Callable<Integer> {
   /** What {@code --warmup} answers since the startup warm-up was removed (issue 19). */
   static final String WARMUP_REMOVED = "--warmup was removed with the startup warm-up, which did"
@@ -22,9 +25,12 @@ final class ServeCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--config", required = true, paramLabel = "PATH",
-      description = "A config file, or a directory of .yaml/.yml/.json config files.")
-  Path config;
+  @Option(names = "--config", required = true, paramLabel = "PATH|URL",
+      description = "A config file, a directory of .yaml/.yml/.json config files, or "
+          + "etcd://HOST:PORT[,HOST:PORT...]/PREFIX (etcds:// for TLS to etcd; docs/etcd.md).")
+  String config;
+
+  @picocli.CommandLine.Mixin EtcdOptions etcd;
 
   @Option(names = "--xds-port", defaultValue = "18000", paramLabel = "PORT",
       description = "gRPC xDS port; 0: any free port (default ${DEFAULT-VALUE}).")
@@ -160,8 +166,21 @@ final class ServeCommand implements Callable<Integer> {
           "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
     }
     Logging.configure(logLevel);
+    dev.meridian.etcd.EtcdConfigSource store = null;
+    if (EtcdTarget.isEtcd(config)) {
+      EtcdTarget target = etcd.target(spec, config);
+      try {
+        store = new dev.meridian.etcd.EtcdConfigSource(target, new ConfigLoader()).connect();
+      } catch (java.io.IOException e) {
+        System.err.println("meridian: " + e.getMessage());
+        return 2;
+      }
+    } else {
+      etcd.rejectFor(spec, config);
+    }
     MeridianServer server = new MeridianServer(
-        new MeridianServer.Options(config, bind, xdsPort, httpPort, 1000)
+        new MeridianServer.Options(store == null ? Path.of(config) : null, bind, xdsPort,
+            httpPort, 1000)
             .withAdminBind(adminBind)
             .withMaxConnectionAge(maxConnectionAge, maxConnectionAgeGrace)
             .withKeepAlive(permitKeepAliveTime, keepAliveTime, keepAliveTimeout)
@@ -174,7 +193,7 @@ final class ServeCommand implements Callable<Integer> {
                 : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
             .withRestPort(restPort)
             .withAllowPlaintextSecrets(allowPlaintextSecrets)
-            .withCsdsIdentity(csdsIdentity));
+            .withCsdsIdentity(csdsIdentity), store);
     try {
       server.start();
     } catch (MeridianServer.InvalidTls e) {
@@ -190,7 +209,8 @@ final class ServeCommand implements Callable<Integer> {
     }
     // The first part is parsed by tools; what issue 20 added follows the config.
     System.err.printf("meridian: serving xDS on %s:%d, HTTP on %s:%d, config %s (xDS %s%s)%n",
-        bind, server.xdsPort(), adminBind, server.httpPort(), config,
+        bind, server.xdsPort(), adminBind, server.httpPort(),
+        store == null ? config : config + ", watched; ready once its first config is loaded",
         tlsCert == null ? "plaintext" : tlsClientCa == null ? "over TLS" : "over mTLS",
         server.restPort() < 0 ? "" : "; REST on " + bind + ":" + server.restPort());
     Signals.onTermination(server::close);

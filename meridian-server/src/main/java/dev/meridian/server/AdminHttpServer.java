@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.meridian.protocol.NodeMatcher;
 import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
+import dev.meridian.config.ConfigSource;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -31,11 +32,15 @@ final class AdminHttpServer implements AutoCloseable {
   private final ExecutorService executor;
 
   AdminHttpServer(InetSocketAddress address, BooleanSupplier healthy) throws IOException {
-    this(address, () -> true, healthy, null);
+    this(address, () -> true, healthy, null, null);
   }
 
+  /**
+   * @param store the config store (etcd) whose state {@code /readyz} and {@code /clients} report;
+   *     null for a config file
+   */
   AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
-      DiscoveryHub hub) throws IOException {
+      DiscoveryHub hub, ConfigSource store) throws IOException {
     server = HttpServer.create(address, 64);
     executor = Executors.newFixedThreadPool(2, r -> {
       Thread t = new Thread(r, "meridian-http");
@@ -52,14 +57,17 @@ final class AdminHttpServer implements AutoCloseable {
     }));
     server.createContext("/readyz", get(ex -> {
       if (ready.getAsBoolean()) {
-        send(ex, 200, "ok\n");
+        send(ex, 200, "ok\n" + (store == null ? "" : storeLine(store) + "\n"));
+      } else if (store != null && !store.status().loaded()) {
+        send(ex, 503, "not ready: waiting for the first config from " + store.describe()
+            + (store.status().detail() == null ? "" : ": " + store.status().detail()) + "\n");
       } else {
         send(ex, 503, "not ready: config not loaded, gRPC not serving, or shutting down\n");
       }
     }));
     if (hub != null) {
       server.createContext("/config_dump", get(ex -> configDump(ex, hub)));
-      server.createContext("/clients", get(ex -> clients(ex, hub)));
+      server.createContext("/clients", get(ex -> clients(ex, hub, store)));
       server.createContext("/metrics", get(ex -> sendBody(ex, 200,
           "text/plain; version=0.0.4; charset=utf-8",
           hub.metrics().render(hub.registry(), hub.current()))));
@@ -124,7 +132,20 @@ final class AdminHttpServer implements AutoCloseable {
     return false;
   }
 
-  private static void clients(HttpExchange ex, DiscoveryHub hub) throws IOException {
+  /**
+   * The store's state in one line: what {@code /readyz} adds while ready. Still ready while the
+   * store is unreachable: the last config keeps being served to connected and new clients.
+   */
+  static String storeLine(ConfigSource store) {
+    ConfigSource.Status s = store.status();
+    return "config: " + store.describe() + " revision " + s.revision()
+        + (s.connected() ? "" : "; store unreachable since " + s.since()
+            + ", serving the last config")
+        + (s.detail() == null ? "" : "; " + s.detail());
+  }
+
+  private static void clients(HttpExchange ex, DiscoveryHub hub, ConfigSource store)
+      throws IOException {
     Map<String, String> q = query(ex);
     NodeMatcher filter = q.containsKey("node_id") || q.containsKey("node_cluster")
         ? new NodeMatcher(q.get("node_id"), q.get("node_cluster")) : null;
@@ -136,7 +157,11 @@ final class AdminHttpServer implements AutoCloseable {
       send(ex, 503, "stream status unavailable: " + e + "\n");
       return;
     }
-    json(ex, AdminJson.clients(statuses, hub.current(), filter));
+    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), filter);
+    if (store != null) {
+      body.add("config_source", AdminJson.store(store));
+    }
+    json(ex, body);
   }
 
   static Map<String, String> query(HttpExchange ex) {

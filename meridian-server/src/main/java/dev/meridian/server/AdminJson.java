@@ -41,6 +41,19 @@ final class AdminJson {
     return root;
   }
 
+  /** The config store's state, for {@code /clients}. */
+  static JsonObject store(dev.meridian.config.ConfigSource store) {
+    dev.meridian.config.ConfigSource.Status s = store.status();
+    JsonObject o = new JsonObject();
+    o.addProperty("source", store.describe());
+    o.addProperty("connected", s.connected());
+    o.addProperty("since", s.since().toString());
+    o.addProperty("loaded", s.loaded());
+    o.addProperty("revision", s.revision());
+    o.addProperty("detail", s.detail());
+    return o;
+  }
+
   static JsonObject client(ClientStatus s, ServedConfig config) {
     JsonObject o = new JsonObject();
     StreamInfo i = s.stream();

@@ -2,6 +2,7 @@ package dev.meridian.server;
 
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
+import dev.meridian.config.ConfigSource;
 import dev.meridian.config.ConfigWatcher;
 import dev.meridian.config.ConfigChecks;
 import dev.meridian.protocol.LogLine;
@@ -204,6 +205,8 @@ public final class MeridianServer implements AutoCloseable {
   /** Builds the served configs; counts the resources it serializes (the metrics read it). */
   private final ConfigLoader loader = new ConfigLoader();
   private ConfigWatcher watcher;
+  /** The config store, or null when the config is a file. */
+  private final ConfigSource source;
   private Server grpc;
   private AdminHttpServer http;
   private RestHttpServer rest;
@@ -215,7 +218,17 @@ public final class MeridianServer implements AutoCloseable {
   private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
 
   public MeridianServer(Options options) {
+    this(options, null);
+  }
+
+  /**
+   * A server whose config comes from {@code source} (etcd) instead of {@code options.config()}:
+   * the ports open at once, {@code /readyz} is 503 and xDS calls fail UNAVAILABLE until the first
+   * config arrives; then every config the source delivers is served as a file reload is.
+   */
+  public MeridianServer(Options options, ConfigSource source) {
     this.options = options;
+    this.source = source;
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "meridian-stream");
@@ -238,16 +251,47 @@ public final class MeridianServer implements AutoCloseable {
       }
     }
     warnAboutTrust();
-    watcher = new ConfigWatcher(options.config(), loader, loaded -> {
-      ConfigChecks.Result checks = check(loaded.config());
-      if (checks.rejected()) {
-        // The watcher then keeps the served config as the one it compares with, and reports this.
-        List<String> why = new ArrayList<>(List.of("config rejected (--reference-check reject)"));
-        why.addAll(checks.rejectionMessages());
-        throw new ConfigException(why);
+    if (source == null) {
+      loadFiles();
+    }
+    try {
+      http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
+          () -> !closing.get(), this::isReady, hub, source);
+      if (options.restPort() != null) {
+        // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
+        rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
+            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), streamPool, ticker,
+                options.restMaxWait(), options.allowPlaintextSecrets()), tls);
       }
+      if (closing.get()) {
+        throw new IOException("closed while starting");
+      }
+      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort())).start();
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
+    serving = true;
+    if (source != null) {
+      hub.metrics().storeStatusBy(source::status);
+      source.start(storeSink());
+    }
+    // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
+    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    if (tls != null) {
+      // Rotation without a restart: new handshakes use the new files, connections continue.
+      ticker.scheduleWithFixedDelay(tls::reloadIfChanged, TLS_RELOAD_MILLIS, TLS_RELOAD_MILLIS,
+          TimeUnit.MILLISECONDS);
+    }
+    return this;
+  }
+
+  /** The config file: loaded once before the ports open (an invalid one stops the start). */
+  private void loadFiles() throws ConfigException, IOException {
+    watcher = new ConfigWatcher(options.config(), loader, loaded -> {
       long pushStarted = System.nanoTime();
-      int changed = hub.update(loaded.config());
+      // A rejection keeps the served config as the one the watcher compares with; it reports it.
+      int changed = serve(loaded);
       long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
       hub.metrics().reload(true);
       LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
@@ -281,32 +325,59 @@ public final class MeridianServer implements AutoCloseable {
     LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
         .kv("path", options.config()).toString());
-    try {
-      http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
-          () -> !closing.get(), this::isReady, hub);
-      if (options.restPort() != null) {
-        // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
-        rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
-            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), streamPool, ticker,
-                options.restMaxWait(), options.allowPlaintextSecrets()), tls);
-      }
-      if (closing.get()) {
-        throw new IOException("closed while starting");
-      }
-      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort())).start();
-    } catch (IOException e) {
-      close();
-      throw e;
+  }
+
+  /** Puts a config in force: serve's checks, then the hub; throws to keep the last one. */
+  private int serve(ConfigLoader.Loaded loaded) throws ConfigException {
+    ConfigChecks.Result checks = check(loaded.config());
+    if (checks.rejected()) {
+      List<String> why = new ArrayList<>(List.of("config rejected (--reference-check reject)"));
+      why.addAll(checks.rejectionMessages());
+      throw new ConfigException(why);
     }
-    serving = true;
-    // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
-    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
-    if (tls != null) {
-      // Rotation without a restart: new handshakes use the new files, connections continue.
-      ticker.scheduleWithFixedDelay(tls::reloadIfChanged, TLS_RELOAD_MILLIS, TLS_RELOAD_MILLIS,
-          TimeUnit.MILLISECONDS);
-    }
-    return this;
+    return hub.update(loaded.config());
+  }
+
+  /** The store's configs: each served as a file reload is; the first makes the server ready. */
+  private ConfigSource.Sink storeSink() {
+    FilePublisher publisher = options.publishDir() == null ? null
+        : new FilePublisher(options.publishDir(), options.publishFormat());
+    return new ConfigSource.Sink() {
+      private boolean first = true;
+
+      @Override
+      public void apply(ConfigLoader.Loaded loaded) throws ConfigException {
+        long started = System.nanoTime();
+        if (first && publisher != null) {
+          hub.register(publisher.listener());
+          publisher.publish(loaded.config());
+        }
+        int changed;
+        try {
+          changed = serve(loaded);
+        } catch (ConfigException e) {
+          hub.metrics().reload(false);
+          throw e;
+        }
+        hub.metrics().reload(true);
+        LOG.log(System.Logger.Level.INFO, LogLine.of(first ? "config_load" : "config_reload")
+            .kv("result", "ok").kv("source", source.describe())
+            .kv("revision", source.status().revision())
+            .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
+            .kv("changed", changed).kv("load_ms", loaded.loadMillis())
+            .kv("dispatch_ms", (System.nanoTime() - started) / 1_000_000).toString());
+        first = false;
+      }
+
+      @Override
+      public void failed(ConfigException problems) {
+        hub.metrics().reload(false);
+        LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
+            .kv("source", source.describe())
+            .kv("serving", hub.isLoaded() ? "last good config" : "nothing yet")
+            .kv("error", problems.getMessage()).toString());
+      }
+    };
   }
 
   /** Says at start what an operator should know about who can get what (docs/security.md). */
@@ -354,6 +425,9 @@ public final class MeridianServer implements AutoCloseable {
           .maxConnectionAgeGrace(options.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
     }
     b.intercept(new PeerAddress());
+    if (source != null) {
+      b.intercept(new NotLoadedYet(hub, source.describe()));
+    }
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
         options.heartbeats(), options.allowPlaintextSecrets())) {
       b.addService(d);
@@ -427,6 +501,9 @@ public final class MeridianServer implements AutoCloseable {
     int streams = hub.registry().size();
     if (watcher != null) {
       watcher.close();
+    }
+    if (source != null) {
+      source.close();
     }
     boolean forced = false;
     if (grpc != null) {

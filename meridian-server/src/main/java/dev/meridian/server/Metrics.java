@@ -127,6 +127,13 @@ public final class Metrics {
     this.resourcesSerialized = counter;
   }
 
+  /** The config store's state (etcd), rendered as gauges; null when the config is a file. */
+  private volatile java.util.function.Supplier<dev.meridian.config.ConfigSource.Status> store;
+
+  void storeStatusBy(java.util.function.Supplier<dev.meridian.config.ConfigSource.Status> s) {
+    this.store = s;
+  }
+
   /** Renders every family; gauges are computed now from the registry and the served config. */
   public String render(StreamRegistry registry, ServedConfig config) {
     StringBuilder sb = new StringBuilder(4096);
@@ -188,6 +195,17 @@ public final class Metrics {
         "From a config change reaching a stream to the client's ACK of the response it caused.");
     pushLatency.forEach((t, h) -> h.render(sb, "meridian_push_latency_seconds",
         "type=\"" + t.abbreviation() + "\""));
+    java.util.function.Supplier<dev.meridian.config.ConfigSource.Status> storeStatus = store;
+    if (storeStatus != null) {
+      dev.meridian.config.ConfigSource.Status st = storeStatus.get();
+      header(sb, "meridian_store_connected", "gauge",
+          "1 while the config store (etcd) answers; 0 while it is unreachable (the last config "
+              + "is served meanwhile).");
+      sb.append("meridian_store_connected ").append(st.connected() ? 1 : 0).append('\n');
+      header(sb, "meridian_store_revision", "gauge",
+          "The store revision of the config in force (0 before the first load).");
+      sb.append("meridian_store_revision ").append(st.revision()).append('\n');
+    }
     header(sb, "meridian_resources", "gauge", "Resources served, by config group and type.");
     for (String group : config.groupNames()) {
       for (ResourceType t : ResourceType.values()) {

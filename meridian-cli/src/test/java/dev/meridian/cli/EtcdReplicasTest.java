@@ -1,0 +1,288 @@
+package dev.meridian.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meridian.config.ConfigLoader;
+import dev.meridian.etcd.EtcdConfigSource;
+import dev.meridian.etcd.EtcdTarget;
+import dev.meridian.protocol.ResourceType;
+import dev.meridian.server.MeridianServer;
+import dev.meridian.testing.EtcdProcess;
+import dev.meridian.testing.RawXdsClient;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Replicas on etcd end to end (issue 21, docs/etcd.md): {@code meridian apply} and
+ * {@code export} as a user runs them, and Meridian servers serving from etcd to xDS clients.
+ */
+class EtcdReplicasTest {
+  @TempDir Path dir;
+  final List<AutoCloseable> open = new ArrayList<>();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = open.size() - 1; i >= 0; i--) {
+      open.get(i).close();
+    }
+  }
+
+  <T extends AutoCloseable> T keep(T t) {
+    open.add(t);
+    return t;
+  }
+
+  record Run(int code, String out, String err) {}
+
+  Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out, true));
+    cl.setErr(new PrintWriter(err, true));
+    int code = cl.execute(args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  static String config(int clusters, int port) {
+    StringBuilder b = new StringBuilder("resources:\n");
+    for (int i = 0; i < clusters; i++) {
+      b.append("""
+            - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+              name: c%d
+              type: EDS
+              eds_cluster_config: { eds_config: { ads: {} } }
+            - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
+              cluster_name: c%d
+              endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 10.0.0.1, port_value: %d } } } }] }]
+          """.formatted(i, i, port));
+    }
+    return b.toString();
+  }
+
+  Path file(String name, String yaml) throws Exception {
+    Path f = dir.resolve(name);
+    Files.writeString(f, yaml);
+    return f;
+  }
+
+  MeridianServer replica(String url) throws Exception {
+    EtcdConfigSource store = new EtcdConfigSource(EtcdTarget.parse(url, null), new ConfigLoader())
+        .connect();
+    MeridianServer s = new MeridianServer(new MeridianServer.Options(null, "127.0.0.1", 0, 0,
+        1000), store);
+    open.add(s::close);
+    return s.start();
+  }
+
+  ManagedChannel channel(MeridianServer s) {
+    ManagedChannel c = ManagedChannelBuilder.forAddress("127.0.0.1", s.xdsPort()).usePlaintext()
+        .build();
+    open.add(c::shutdownNow);
+    return c;
+  }
+
+  static int port(ClusterLoadAssignment cla) {
+    return cla.getEndpoints(0).getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress()
+        .getPortValue();
+  }
+
+  static int port(DiscoveryResponse r) throws Exception {
+    return port(r.getResources(0).unpack(ClusterLoadAssignment.class));
+  }
+
+  static HttpResult get(MeridianServer s, String path) throws Exception {
+    HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + s.httpPort() + path)
+        .toURL().openConnection();
+    int code = c.getResponseCode();
+    String body = new String((code < 400 ? c.getInputStream() : c.getErrorStream()).readAllBytes());
+    return new HttpResult(code, body);
+  }
+
+  record HttpResult(int code, String body) {}
+
+  static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("not within 30 s: " + what);
+      }
+      Thread.sleep(20); // polling a condition, bounded above
+    }
+  }
+
+  @Test
+  void applyReachesEveryReplicaAndEveryReplicasClients() throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    Run first = run("apply", "--config", url, "-f", file("a.yaml", config(3, 80)).toString());
+    assertThat(first.code()).as(first.err()).isZero();
+    assertThat(first.out()).contains("created   clusters default/c0")
+        .contains("6 created, 0 updated, 0 deleted, 0 unchanged (one transaction, revision ");
+
+    List<RawXdsClient.Sotw> clients = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      MeridianServer s = replica(url);
+      await("replica ready", s::isReady);
+      RawXdsClient.Sotw c = keep(RawXdsClient.sotwAds(channel(s), "node-" + i));
+      DiscoveryResponse r = c.subscribe(ResourceType.ENDPOINT, "c1");
+      assertThat(port(r)).isEqualTo(80);
+      c.ack(r, "c1");
+      clients.add(c);
+    }
+
+    Run edit = run("apply", "--config", url, "-f",
+        file("b.yaml", config(3, 80).replaceFirst(
+            "(cluster_name: c1\\n.*port_value: )80", "$181")).toString());
+    assertThat(edit.out()).contains("updated   endpoints default/c1")
+        .contains("0 created, 1 updated, 0 deleted, 5 unchanged");
+    java.util.Set<String> versions = new java.util.HashSet<>();
+    for (RawXdsClient.Sotw c : clients) {
+      DiscoveryResponse r = c.take(ResourceType.ENDPOINT);
+      assertThat(port(r)).isEqualTo(81);
+      versions.add(r.getVersionInfo());
+    }
+    // Every replica serves the same version: it is the content's.
+    assertThat(versions).hasSize(1);
+  }
+
+  @Test
+  void invalidApplyExitsTwoAndWritesNothingAndDryRunWritesNothing() throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    assertThat(run("apply", "--config", url, "-f", file("a.yaml", config(1, 80)).toString())
+        .code()).isZero();
+
+    Run bad = run("apply", "--config", url, "-f", file("bad.yaml", config(1, 80) + """
+          - "@type": type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+            name: r
+            virtual_hosts: [{ name: v, domains: ["*"], routes: [{ match: { prefix: "/" }, route: { cluster: nowhere } }] }]
+        """).toString());
+    assertThat(bad.code()).isEqualTo(2);
+    assertThat(bad.err()).contains("nothing written").contains("nowhere");
+
+    Run dry = run("apply", "--config", url, "--dry-run", "--prune", "-f",
+        file("none.yaml", "resources: []\n").toString());
+    assertThat(dry.code()).isZero();
+    assertThat(dry.out()).contains("deleted   clusters default/c0")
+        .contains("0 created, 0 updated, 2 deleted, 0 unchanged (dry run: nothing written)");
+
+    Run export = run("export", "--config", url);
+    assertThat(export.code()).isZero();
+    assertThat(export.out()).contains("name: c0").doesNotContain("nowhere");
+    Run again = run("apply", "--config", url, "--prune", "-f",
+        file("exported.yaml", export.out()).toString());
+    assertThat(again.out()).contains("0 created, 0 updated, 0 deleted, 2 unchanged");
+    Run json = run("export", "--config", url, "-o", "json");
+    assertThat(run("apply", "--config", url, "--prune", "-f",
+        file("exported.json", json.out()).toString()).out())
+        .contains("0 created, 0 updated, 0 deleted, 2 unchanged");
+  }
+
+  @Test
+  void replicaIsNotReadyAndRefusesStreamsUntilItsFirstConfig() throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    etcd.stop(etcd.members().get(0));
+    MeridianServer s = replica(url);
+
+    HttpResult ready = get(s, "/readyz");
+    assertThat(ready.code()).isEqualTo(503);
+    assertThat(ready.body()).contains("waiting for the first config from " + url);
+    RawXdsClient.Sotw early = keep(RawXdsClient.sotwAds(channel(s), "early"));
+    early.send(ResourceType.CLUSTER, "", "");
+    assertThat(early.awaitClose().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+
+    etcd.restart(etcd.members().get(0));
+    assertThat(run("apply", "--config", url, "-f", file("a.yaml", config(1, 80)).toString())
+        .code()).isZero();
+    await("ready after the first load", s::isReady);
+    RawXdsClient.Sotw c = keep(RawXdsClient.sotwAds(channel(s), "later"));
+    assertThat(c.subscribe(ResourceType.CLUSTER).getResourcesCount()).isEqualTo(1);
+  }
+
+  @Test
+  void etcdOutageKeepsServingAndIsShownInReadyzClientsAndMetrics() throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    run("apply", "--config", url, "-f", file("a.yaml", config(2, 80)).toString());
+    MeridianServer s = replica(url);
+    await("ready", s::isReady);
+    assertThat(get(s, "/metrics").body()).contains("meridian_store_connected 1");
+
+    etcd.stop(etcd.members().get(0));
+    await("the outage shown", () -> {
+      try {
+        return get(s, "/metrics").body().contains("meridian_store_connected 0");
+      } catch (Exception e) {
+        return false;
+      }
+    });
+    HttpResult ready = get(s, "/readyz");
+    assertThat(ready.code()).isEqualTo(200);
+    assertThat(ready.body()).contains("store unreachable since").contains("serving the last config");
+    assertThat(get(s, "/clients").body()).contains("\"config_source\"")
+        .contains("\"connected\": false");
+    // New clients still get the last config.
+    RawXdsClient.Sotw c = keep(RawXdsClient.sotwAds(channel(s), "during-outage"));
+    assertThat(c.subscribe(ResourceType.CLUSTER).getResourcesCount()).isEqualTo(2);
+
+    etcd.restart(etcd.members().get(0));
+    await("reconnected", () -> {
+      try {
+        return get(s, "/metrics").body().contains("meridian_store_connected 1");
+      } catch (Exception e) {
+        return false;
+      }
+    });
+  }
+
+  @Test
+  void deltaClientMovingToAnotherReplicaIsSentNothingItHolds() throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    run("apply", "--config", url, "-f", file("a.yaml", config(20, 80)).toString());
+    MeridianServer a = replica(url);
+    MeridianServer b = replica(url);
+    await("both ready", () -> a.isReady() && b.isReady());
+
+    RawXdsClient.Delta onA = RawXdsClient.deltaAds(channel(a), "mover");
+    DeltaDiscoveryResponse held = onA.subscribe(ResourceType.CLUSTER);
+    assertThat(held.getResourcesCount()).isEqualTo(20);
+    onA.ack(held);
+    a.close(); // the replica is lost
+    onA.close();
+
+    RawXdsClient.Delta onB = keep(RawXdsClient.deltaAds(channel(b), "mover"));
+    DeltaDiscoveryRequest.Builder resume = DeltaDiscoveryRequest.newBuilder()
+        .setTypeUrl(ResourceType.CLUSTER.typeUrl()).addResourceNamesSubscribe("*");
+    held.getResourcesList().forEach(r -> resume.putInitialResourceVersions(r.getName(),
+        r.getVersion()));
+    onB.send(resume);
+    onB.expectNoResponse();
+
+    // And only what then changes arrives.
+    run("apply", "--config", url, "-f", file("b.yaml", config(21, 80)).toString());
+    DeltaDiscoveryResponse next = onB.take(ResourceType.CLUSTER);
+    assertThat(next.getResourcesList()).extracting(r -> r.getName()).containsExactly("c20");
+  }
+}
