@@ -22,8 +22,11 @@ public interface ConfigSource extends AutoCloseable {
 
   /** Receives configs, on the source's thread, one at a time. */
   interface Sink {
-    /** Puts a loaded config in force, or rejects it by throwing: the last good one stays. */
-    void apply(ConfigLoader.Loaded loaded) throws ConfigException;
+    /**
+     * Puts a loaded config in force, or rejects it by throwing: the last good one stays.
+     * {@code revision} is the store's revision of it.
+     */
+    void apply(ConfigLoader.Loaded loaded, long revision) throws ConfigException;
 
     /** The source holds a config that cannot be loaded; the last good one stays. */
     void failed(ConfigException problems);

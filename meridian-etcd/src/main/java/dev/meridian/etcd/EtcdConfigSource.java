@@ -203,7 +203,7 @@ public final class EtcdConfigSource implements ConfigSource {
     reloadQueued = false;
     try {
       ConfigLoader.Loaded loaded = loader.loadStored(layout, entries);
-      sink.apply(loaded);
+      sink.apply(loaded, revision);
       invalid = null;
       servedRevision = revision;
       publishStatus(true);

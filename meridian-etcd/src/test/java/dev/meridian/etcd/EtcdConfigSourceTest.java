@@ -36,7 +36,7 @@ class EtcdConfigSourceTest {
     final List<ConfigException> failed = new CopyOnWriteArrayList<>();
 
     @Override
-    public void apply(ConfigLoader.Loaded loaded) {
+    public void apply(ConfigLoader.Loaded loaded, long revision) {
       applied.add(loaded.config());
     }
 

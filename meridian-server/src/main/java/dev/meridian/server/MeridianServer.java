@@ -253,6 +253,11 @@ public final class MeridianServer implements AutoCloseable {
     warnAboutTrust();
     if (source == null) {
       loadFiles();
+    } else {
+      // The store's first read overlaps the ports' start; until it lands the hub is not loaded,
+      // so /readyz is 503 and xDS calls are refused (NotLoadedYet).
+      hub.metrics().storeStatusBy(source::status);
+      source.start(storeSink());
     }
     try {
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
@@ -272,10 +277,6 @@ public final class MeridianServer implements AutoCloseable {
       throw e;
     }
     serving = true;
-    if (source != null) {
-      hub.metrics().storeStatusBy(source::status);
-      source.start(storeSink());
-    }
     // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
     ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     if (tls != null) {
@@ -346,7 +347,7 @@ public final class MeridianServer implements AutoCloseable {
       private boolean first = true;
 
       @Override
-      public void apply(ConfigLoader.Loaded loaded) throws ConfigException {
+      public void apply(ConfigLoader.Loaded loaded, long revision) throws ConfigException {
         long started = System.nanoTime();
         if (first && publisher != null) {
           hub.register(publisher.listener());
@@ -362,7 +363,7 @@ public final class MeridianServer implements AutoCloseable {
         hub.metrics().reload(true);
         LOG.log(System.Logger.Level.INFO, LogLine.of(first ? "config_load" : "config_reload")
             .kv("result", "ok").kv("source", source.describe())
-            .kv("revision", source.status().revision())
+            .kv("revision", revision)
             .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
             .kv("changed", changed).kv("load_ms", loaded.loadMillis())
             .kv("dispatch_ms", (System.nanoTime() - started) / 1_000_000).toString());
