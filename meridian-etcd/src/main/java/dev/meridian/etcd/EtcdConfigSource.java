@@ -61,13 +61,16 @@ public final class EtcdConfigSource implements ConfigSource {
 
   // Confined to the executor's thread.
   private final Map<String, String> entries = new HashMap<>();
+  /** What the sink last accepted. */
+  private Map<String, String> applied;
   /** The store revision {@link #entries} reflect. */
   private long revision;
   private Watch.Watcher watcher;
   /** Bumped on every new watch: callbacks of an older one are ignored. */
   private long watchGeneration;
   private boolean reloadQueued;
-  private boolean loadScheduled;
+  /** A full load waiting out its backoff, or null. */
+  private java.util.concurrent.ScheduledFuture<?> scheduledLoad;
   private long backoffMillis = MIN_BACKOFF_MILLIS;
   private boolean connected;
   private String unreachable;
@@ -121,7 +124,10 @@ public final class EtcdConfigSource implements ConfigSource {
 
   /** Reads the whole prefix (linearizable), serves it, and watches from the next revision. */
   private void fullLoad() {
-    loadScheduled = false;
+    if (scheduledLoad != null) {
+      scheduledLoad.cancel(false);
+      scheduledLoad = null;
+    }
     closeWatch();
     GetResponse r;
     try {
@@ -201,9 +207,16 @@ public final class EtcdConfigSource implements ConfigSource {
 
   private void reload() {
     reloadQueued = false;
+    if (invalid == null && entries.equals(applied)) {
+      // A full read after an outage that found nothing new: nothing to hand on.
+      servedRevision = revision;
+      publishStatus(true);
+      return;
+    }
     try {
       ConfigLoader.Loaded loaded = loader.loadStored(layout, entries);
       sink.apply(loaded, revision);
+      applied = new HashMap<>(entries);
       invalid = null;
       servedRevision = revision;
       publishStatus(true);
@@ -225,8 +238,8 @@ public final class EtcdConfigSource implements ConfigSource {
             executor.execute(() -> {
               if (e == null) {
                 connection(true, null);
-                if (watcher == null && !loadScheduled) {
-                  fullLoad();
+                if (watcher == null) {
+                  fullLoad(); // etcd is back: no need to wait out the backoff
                 }
               } else {
                 connection(false, "etcd does not answer: " + why(e));
@@ -239,11 +252,10 @@ public final class EtcdConfigSource implements ConfigSource {
   }
 
   private void scheduleFullLoad() {
-    if (loadScheduled) {
+    if (scheduledLoad != null) {
       return;
     }
-    loadScheduled = true;
-    executor.schedule(this::fullLoad, backoffMillis, TimeUnit.MILLISECONDS);
+    scheduledLoad = executor.schedule(this::fullLoad, backoffMillis, TimeUnit.MILLISECONDS);
     backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
   }
 
