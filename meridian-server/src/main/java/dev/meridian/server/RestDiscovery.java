@@ -80,6 +80,13 @@ final class RestDiscovery implements HttpHandler {
           + " Delta over REST)\n");
       return;
     }
+    if (!hub.isLoaded()) {
+      // A config store (etcd) has not delivered its first config: an empty answer would tell
+      // the client every resource is gone.
+      ex.getResponseHeaders().set("Retry-After", "1");
+      text(ex, 503, "no config loaded yet; retry, or use another replica\n");
+      return;
+    }
     if (!ex.getRequestMethod().equals("POST")) {
       ex.getResponseHeaders().set("Allow", "POST");
       text(ex, 405, "use POST with a JSON DiscoveryRequest\n");
