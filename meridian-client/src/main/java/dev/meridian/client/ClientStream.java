@@ -105,7 +105,10 @@ abstract class ClientStream<Q> {
     call = null; // nothing is sent until the next stream is open
     forgetStream();
     LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
-    handler.handleStreamClosed(server, scope, status);
+    handler.handleStreamClosed(server, scope, status, responseReceived);
+    if (stopped) {
+      return; // the client left this server (gRFC A71 fallback) while hearing of the close
+    }
     if (responseReceived) {
       backoff.reset();
       start();
