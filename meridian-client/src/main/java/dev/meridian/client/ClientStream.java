@@ -116,10 +116,29 @@ abstract class ClientStream<Q> {
     }
     Duration delay = backoff.next();
     LOG.log(System.Logger.Level.DEBUG, "reconnecting in {0}", delay);
-    retry = scheduler.schedule(() -> ctx.execute(() -> {
-      retry = null;
-      start();
+    Scheduler.Cancellable[] self = new Scheduler.Cancellable[1];
+    self[0] = scheduler.schedule(() -> ctx.execute(() -> {
+      if (retry == self[0]) { // not cancelled, nor overtaken by reconnectNow
+        retry = null;
+        start();
+      }
     }), delay);
+    retry = self[0];
+  }
+
+  /**
+   * Reconnects now if the stream is waiting out its backoff: its server has just proved reachable
+   * on another stream (gRFC A71, going back to a server of higher priority in per-type mode).
+   */
+  final void reconnectNow() {
+    ctx.throwIfNotInThisContext();
+    if (retry == null || stopped) {
+      return;
+    }
+    retry.cancel();
+    retry = null;
+    backoff.reset();
+    start();
   }
 
   final void shutdown() {
@@ -127,6 +146,7 @@ abstract class ClientStream<Q> {
     stopped = true;
     if (retry != null) {
       retry.cancel();
+      retry = null;
     }
     if (call != null) {
       call.cancel("xDS client closed");

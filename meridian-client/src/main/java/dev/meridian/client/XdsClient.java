@@ -439,7 +439,7 @@ public final class XdsClient implements AutoCloseable {
     return groups.computeIfAbsent(servers, list -> new ServerGroup(
         bootstrap.authorities().entrySet().stream()
             .filter(a -> a.getValue().servers().equals(list)).findFirst()
-            .map(a -> "authority \"" + a.getKey() + "\"").orElse("xds_servers"), list));
+            .map(a -> "authorities." + a.getKey() + ".xds_servers").orElse("xds_servers"), list));
   }
 
   /** The stream of the group's server in use that carries {@code type}; opened if need be. */
@@ -518,9 +518,9 @@ public final class XdsClient implements AutoCloseable {
       return;
     }
     LOG.log(index > from ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
-        "xDS {0}: {1} server {2} ({3}) instead of {4}: {5}", group,
-        index > from ? "falling back to" : "going back to", index,
-        group.servers.get(index).serverUri(), group.servers.get(from).serverUri(), why);
+        "xDS server {0}[{1}] {2} in use instead of {0}[{3}] {4} ({5}): {6}", group, index,
+        group.servers.get(index).serverUri(), from, group.servers.get(from).serverUri(),
+        index > from ? "fallback" : "back to a server of higher priority", why);
     // The does-not-exist timers run for a server in use; they start again when the new one is
     // ready.
     for (TypeState ts : types.values()) {
@@ -540,6 +540,9 @@ public final class XdsClient implements AutoCloseable {
         }
         return false;
       });
+      // gRFC A71 closes the connections to the lower-priority servers; we close their streams
+      // and leave the channel, which then has no call and goes idle (gRPC's idle timeout), since a
+      // transport from a factory is not ours to close before the client is.
     }
     Set<StreamScope> scopes = new LinkedHashSet<>();
     for (ResourceType t : ResourceType.values()) {
@@ -550,6 +553,9 @@ public final class XdsClient implements AutoCloseable {
     }
     for (StreamScope scope : scopes) {
       ClientStream<?> s = streamFor(group, index, scope);
+      if (index < from) {
+        s.reconnectNow(); // the server answered on another of its streams: no need to wait
+      }
       if (s.ready) {
         streamReady(group, scope);
       }
@@ -850,9 +856,9 @@ public final class XdsClient implements AutoCloseable {
         switchTo(group, index + 1, why);
         return;
       }
-      if (responded && options.fallback() == Fallback.WHEN_UNREACHABLE) {
-        // The stream reconnects at once; if that fails the server is unreachable and the client
-        // falls back without troubling the watchers.
+      if (responded) {
+        // The stream reconnects at once; if that fails the server is unreachable, and the client
+        // falls back without troubling the watchers or tells them then.
         return;
       }
     }
