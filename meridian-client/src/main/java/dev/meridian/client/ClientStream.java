@@ -35,6 +35,8 @@ abstract class ClientStream<Q> {
   private boolean stopped;
   private int generation;
   private Scheduler.Cancellable retry;
+  /** The last {@code control_plane.identifier} a response carried; "" before any. */
+  private String controlPlane = "";
 
   ClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
     this.server = server;
@@ -139,6 +141,19 @@ abstract class ClientStream<Q> {
     retry = null;
     backoff.reset();
     start();
+  }
+
+  /**
+   * Logs who serves this stream when a response names a control plane other than the last one
+   * ({@code control_plane.identifier}: Meridian replicas name themselves), so the log says which
+   * replica served the config, also across fallbacks (gRFC A71).
+   */
+  final void noteControlPlane(String identifier) {
+    if (!identifier.isEmpty() && !identifier.equals(controlPlane)) {
+      controlPlane = identifier;
+      LOG.log(System.Logger.Level.INFO, "xDS {0} stream to {1}: served by control plane {2}",
+          scope, server.serverUri(), identifier);
+    }
   }
 
   final void shutdown() {

@@ -19,7 +19,10 @@ final class ServerGroup {
   /** A stream of the group: which server (its index) and which scope. */
   record StreamKey(int server, StreamScope scope) {}
 
-  /** For logs: {@code xds_servers} or {@code authority "a.example"}. */
+  /**
+   * For logs, the bootstrap field: {@code xds_servers} or
+   * {@code authorities.a.example.xds_servers}.
+   */
   final String name;
   final List<Bootstrap.ServerInfo> servers;
   final Map<StreamKey, ClientStream<?>> streams = new LinkedHashMap<>();

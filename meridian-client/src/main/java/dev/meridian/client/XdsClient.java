@@ -314,7 +314,7 @@ public final class XdsClient implements AutoCloseable {
   /** One resource the client is interested in or (for wildcard) knows about. */
   private static final class Entry {
     final String name;
-    /** The server it is subscribed on; null: its authority is not in the bootstrap. */
+    /** The servers it is subscribed on; null: its authority is not in the bootstrap. */
     final ServerGroup server;
     final List<WatchImpl> watchers = new ArrayList<>();
     ResourceUpdate data;
@@ -339,7 +339,10 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  /** Per type: subscriptions, cache and the accepted version per server. */
+  /**
+   * Per type: subscriptions, cache and the accepted version per list of servers (whichever of its
+   * servers sent it: it is carried to the next one, gRFC A71).
+   */
   private static final class TypeState {
     final ResourceType type;
     final ServerGroup primary;
