@@ -307,7 +307,31 @@ public final class XdsClient implements AutoCloseable {
 
   private XdsTransport transportFor(Bootstrap.ServerInfo server) {
     synchronized (transports) {
-      return transports.computeIfAbsent(server, s -> transportFactory.apply(s, scheduler));
+      return transports.computeIfAbsent(server, s -> {
+        XdsTransport t = transportFactory.apply(s, scheduler);
+        t.whenConnected(() -> ctx.execute(() -> connected(s)));
+        return t;
+      });
+    }
+  }
+
+  /**
+   * The connection to {@code server} is ready again: its streams that wait out a backoff reconnect
+   * now, so that the client goes back to a server of higher priority (gRFC A71) as soon as it is
+   * back, not after a backoff that grew while it was down.
+   */
+  private void connected(Bootstrap.ServerInfo server) {
+    ctx.throwIfNotInThisContext();
+    if (shutdown) {
+      return;
+    }
+    for (ServerGroup g : groups.values()) {
+      for (Map.Entry<ServerGroup.StreamKey, ClientStream<?>> s : new ArrayList<>(
+          g.streams.entrySet())) {
+        if (g.servers.get(s.getKey().server()).equals(server)) {
+          s.getValue().reconnectNow();
+        }
+      }
     }
   }
 

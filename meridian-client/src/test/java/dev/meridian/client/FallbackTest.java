@@ -187,6 +187,27 @@ class FallbackTest {
     assertThat(w.latest).containsKey("a");
   }
 
+  // The channel to the primary is ready again (it is back): its stream stops waiting out the backoff
+  // and the client goes back at once.
+  @Test
+  void theChannelToThePrimaryIsReadyAgain_itsStreamReconnectsWithoutWaitingForTheBackoff() {
+    client(XdsClient.Protocol.SOTW, XdsClient.Fallback.WHEN_UNREACHABLE);
+    client.watch(ResourceType.CLUSTER, "a", new RecordingWatcher());
+    primary.lastSotw().fail(REFUSED);
+    assertThat(client.serverInUse()).isEqualTo(SECONDARY);
+    assertThat(primary.sotwCalls).hasSize(1);
+
+    primary.connected();
+    assertThat(primary.sotwCalls).hasSize(2);
+    assertThat(primary.lastSotw().next().getResourceNamesList()).containsExactly("a");
+    primary.lastSotw().ready();
+    assertThat(client.serverInUse()).isEqualTo(PRIMARY);
+    assertThat(secondary.lastSotw().cancelled).isTrue();
+    clock.forward(Duration.ofMinutes(1)); // the cancelled backoff timer opens nothing more
+    assertThat(primary.sotwCalls).hasSize(2);
+    assertThat(secondary.sotwCalls).hasSize(1);
+  }
+
   // gRFC A71: watchers hear of connectivity failures once every server is unreachable; the client
   // keeps trying the primary first, on its backoff.
   @Test
