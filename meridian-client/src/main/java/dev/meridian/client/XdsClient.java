@@ -24,9 +24,11 @@ import java.util.function.Function;
 
 /**
  * An xDS client: watches resources over ADS or per-type streams, State of the World or Delta, with
- * one watcher API; the bootstrap's top-level server serves plain names, authorities serve their
- * {@code xdstp://} names (gRFC A47). All state lives on one {@link SerializingContext}; watchers
- * are called serialized on the callback executor. The model is grpc-java's XdsClientImpl.
+ * one watcher API; the bootstrap's top-level servers serve plain names, authorities serve their
+ * {@code xdstp://} names (gRFC A47). Of each list of servers the first is used, and the next ones
+ * when it is unreachable ({@link Fallback}, gRFC A71); the cache is the list's, whichever server
+ * filled it. All state lives on one {@link SerializingContext}; watchers are called serialized on
+ * the callback executor. The model is grpc-java's XdsClientImpl.
  */
 public final class XdsClient implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("dev.meridian.client");
@@ -145,7 +147,7 @@ public final class XdsClient implements AutoCloseable {
 
   /**
    * Connects with gRPC: to the bootstrap's first server, and for {@code xdstp://} names to their
-   * authority's server.
+   * authority's first server; to the next ones when those are unreachable (gRFC A71).
    */
   public static XdsClient create(Bootstrap bootstrap, Options options) {
     // TLS files are re-read on the client's own scheduler (gRFC A65 refresh_interval).
