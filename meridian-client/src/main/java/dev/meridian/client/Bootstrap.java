@@ -70,7 +70,10 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     authorities = Map.copyOf(authorities);
   }
 
-  /** The server the client talks to (gRFC A27: the first of {@code xds_servers}). */
+  /**
+   * The first of {@code xds_servers} (gRFC A27), the primary; the client falls back to the others
+   * when it is unreachable (gRFC A71, {@link XdsClient#serverInUse()}).
+   */
   public ServerInfo primary() {
     return servers.get(0);
   }
@@ -89,6 +92,23 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
       return java.util.Optional.empty();
     }
     return java.util.Optional.of(a.servers().isEmpty() ? primary() : a.servers().get(0));
+  }
+
+  /**
+   * The servers that serve a resource, in priority order (gRFC A71: the first is the primary, the
+   * others are fallbacks tried in turn): an {@code xdstp://} name's authority's {@code xds_servers}
+   * (the top-level ones when the authority lists none); any other name, the top-level
+   * {@code xds_servers}. Empty when the name's authority is not in the bootstrap.
+   */
+  public java.util.Optional<List<ServerInfo>> serversFor(String resourceName) {
+    if (!XdstpName.isXdstp(resourceName)) {
+      return java.util.Optional.of(servers);
+    }
+    Authority a = authorities.get(XdstpName.parse(resourceName).authority());
+    if (a == null) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(a.servers().isEmpty() ? servers : a.servers());
   }
 
   /** A bootstrap for one insecure server, as the CLI builds it from its flags. */

@@ -35,6 +35,8 @@ abstract class ClientStream<Q> {
   private boolean stopped;
   private int generation;
   private Scheduler.Cancellable retry;
+  /** The last {@code control_plane.identifier} a response carried; "" before any. */
+  private String controlPlane = "";
 
   ClientStream(Bootstrap.ServerInfo server, StreamScope scope, Deps deps) {
     this.server = server;
@@ -105,7 +107,10 @@ abstract class ClientStream<Q> {
     call = null; // nothing is sent until the next stream is open
     forgetStream();
     LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
-    handler.handleStreamClosed(server, scope, status);
+    handler.handleStreamClosed(server, scope, status, responseReceived);
+    if (stopped) {
+      return; // the client left this server (gRFC A71 fallback) while hearing of the close
+    }
     if (responseReceived) {
       backoff.reset();
       start();
@@ -113,10 +118,42 @@ abstract class ClientStream<Q> {
     }
     Duration delay = backoff.next();
     LOG.log(System.Logger.Level.DEBUG, "reconnecting in {0}", delay);
-    retry = scheduler.schedule(() -> ctx.execute(() -> {
-      retry = null;
-      start();
+    Scheduler.Cancellable[] self = new Scheduler.Cancellable[1];
+    self[0] = scheduler.schedule(() -> ctx.execute(() -> {
+      if (retry == self[0]) { // not cancelled, nor overtaken by reconnectNow
+        retry = null;
+        start();
+      }
     }), delay);
+    retry = self[0];
+  }
+
+  /**
+   * Reconnects now if the stream is waiting out its backoff: its server has just proved reachable
+   * on another stream (gRFC A71, going back to a server of higher priority in per-type mode).
+   */
+  final void reconnectNow() {
+    ctx.throwIfNotInThisContext();
+    if (retry == null || stopped) {
+      return;
+    }
+    retry.cancel();
+    retry = null;
+    backoff.reset();
+    start();
+  }
+
+  /**
+   * Logs who serves this stream when a response names a control plane other than the last one
+   * ({@code control_plane.identifier}: Meridian replicas name themselves), so the log says which
+   * replica served the config, also across fallbacks (gRFC A71).
+   */
+  final void noteControlPlane(String identifier) {
+    if (!identifier.isEmpty() && !identifier.equals(controlPlane)) {
+      controlPlane = identifier;
+      LOG.log(System.Logger.Level.INFO, "xDS {0} stream to {1}: served by control plane {2}",
+          scope, server.serverUri(), identifier);
+    }
   }
 
   final void shutdown() {
@@ -124,6 +161,7 @@ abstract class ClientStream<Q> {
     stopped = true;
     if (retry != null) {
       retry.cancel();
+      retry = null;
     }
     if (call != null) {
       call.cancel("xDS client closed");

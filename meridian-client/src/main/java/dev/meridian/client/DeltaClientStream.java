@@ -126,6 +126,7 @@ final class DeltaClientStream extends ClientStream<DeltaDiscoveryRequest> {
   private void handleResponse(DeltaDiscoveryResponse response) {
     ctx.throwIfNotInThisContext();
     responseReceived = true;
+    noteControlPlane(response.getControlPlane().getIdentifier());
     Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
     DeltaDiscoveryRequest.Builder ack = DeltaDiscoveryRequest.newBuilder()
         .setTypeUrl(response.getTypeUrl())

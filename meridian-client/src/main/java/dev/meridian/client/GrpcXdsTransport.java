@@ -17,6 +17,7 @@ import io.envoyproxy.envoy.service.secret.v3.SecretDiscoveryServiceGrpc;
 import io.grpc.CallOptions;
 import io.grpc.ChannelCredentials;
 import io.grpc.ClientCall;
+import io.grpc.ConnectivityState;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -158,6 +159,25 @@ public final class GrpcXdsTransport implements XdsTransport {
       case RUNTIME -> RuntimeDiscoveryServiceGrpc.getDeltaRuntimeMethod();
       case EXTENSION_CONFIG -> ExtensionConfigDiscoveryServiceGrpc.getDeltaExtensionConfigsMethod();
     };
+  }
+
+  /** Follows the channel's connectivity state (gRPC's notifyWhenStateChanged) until shutdown. */
+  @Override
+  public void whenConnected(Runnable task) {
+    follow(channel.getState(false), task);
+  }
+
+  private void follow(ConnectivityState last, Runnable task) {
+    channel.notifyWhenStateChanged(last, () -> {
+      ConnectivityState now = channel.getState(false);
+      if (now == ConnectivityState.SHUTDOWN) {
+        return;
+      }
+      if (now == ConnectivityState.READY && last != ConnectivityState.READY) {
+        task.run();
+      }
+      follow(now, task);
+    });
   }
 
   @Override

@@ -17,10 +17,16 @@ interface ResourceStore {
   /** What the client wants of a type from this server. */
   Interest interest(Bootstrap.ServerInfo server, ResourceType type);
 
-  /** The last version of the type accepted from this server (SotW version_info); "" before any. */
+  /**
+   * The last version of the type accepted from this server or another of its list (SotW
+   * version_info, carried across a fallback, gRFC A71); "" before any.
+   */
   String acceptedVersion(Bootstrap.ServerInfo server, ResourceType type);
 
-  /** The resources held from this server, name to server version (Delta reconnects). */
+  /**
+   * The resources held from this server or another of its list, name to server version (Delta
+   * reconnects and fallbacks).
+   */
   Map<String, String> heldVersions(Bootstrap.ServerInfo server, ResourceType type);
 
   /**

@@ -13,8 +13,14 @@ interface ResponseHandler {
   /** The stream can carry requests: the does-not-exist timers may start. */
   void handleStreamReady(Bootstrap.ServerInfo server, StreamScope scope);
 
-  /** The stream ended; it reconnects on its own. */
-  void handleStreamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status);
+  /**
+   * The stream ended; it reconnects on its own.
+   *
+   * @param responded whether it had received a response: if not, the server is unreachable (gRFC
+   *     A57), which may make the client fall back to another server (gRFC A71)
+   */
+  void handleStreamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status,
+      boolean responded);
 
   /**
    * Applies a State of the World response.

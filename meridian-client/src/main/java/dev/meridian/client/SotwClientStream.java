@@ -106,6 +106,7 @@ final class SotwClientStream extends ClientStream<DiscoveryRequest> {
   private void handleResponse(DiscoveryResponse response) {
     ctx.throwIfNotInThisContext();
     responseReceived = true;
+    noteControlPlane(response.getControlPlane().getIdentifier());
     Optional<ResourceType> parsed = ResourceType.fromTypeUrl(response.getTypeUrl());
     if (parsed.isEmpty() || !scope.carries(parsed.get())) {
       // Cannot be applied at all: NACK it under its own type URL.

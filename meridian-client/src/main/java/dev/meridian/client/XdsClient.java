@@ -24,9 +24,11 @@ import java.util.function.Function;
 
 /**
  * An xDS client: watches resources over ADS or per-type streams, State of the World or Delta, with
- * one watcher API; the bootstrap's top-level server serves plain names, authorities serve their
- * {@code xdstp://} names (gRFC A47). All state lives on one {@link SerializingContext}; watchers
- * are called serialized on the callback executor. The model is grpc-java's XdsClientImpl.
+ * one watcher API; the bootstrap's top-level servers serve plain names, authorities serve their
+ * {@code xdstp://} names (gRFC A47). Of each list of servers the first is used, and the next ones
+ * when it is unreachable ({@link Fallback}, gRFC A71); the cache is the list's, whichever server
+ * filled it. All state lives on one {@link SerializingContext}; watchers are called serialized on
+ * the callback executor. The model is grpc-java's XdsClientImpl.
  */
 public final class XdsClient implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("dev.meridian.client");
@@ -38,13 +40,35 @@ public final class XdsClient implements AutoCloseable {
   public enum Mode { ADS, PER_TYPE }
 
   /**
+   * When the client leaves a server for the next of its authority's {@code xds_servers} (gRFC
+   * A71). Either way it leaves only a server it cannot reach (the stream failed before any
+   * response), goes back to a server of higher priority as soon as that one answers again, and
+   * keeps its cache across the switch.
+   */
+  public enum Fallback {
+    /**
+     * Whenever the server in use is unreachable, cached resources or not: the servers are replicas
+     * serving the same config (several Meridians), so another one is as good and keeps the
+     * updates coming. gRFC A95's {@code fallback_on_reachability_only}. The default.
+     */
+    WHEN_UNREACHABLE,
+    /**
+     * gRFC A71 as written: only when the server in use is unreachable and a watched resource is
+     * not cached yet (a resource known not to exist counts as cached), for servers that serve
+     * different configs, where the cache of the primary is worth more than the fallback's config.
+     */
+    WHEN_UNCACHED
+  }
+
+  /**
    * @param doesNotExistTimeout spec "Knowing When a Requested Resource Does Not Exist": 15 s in gRPC
    * @param callbackExecutor where watchers run (serialized); null: a daemon thread of our own
    * @param scheduler the clock and timers; null: the system clock
    * @param random jitter source for the reconnect backoff
+   * @param fallback when to move to the next of several {@code xds_servers}; null: the default
    */
   public record Options(Protocol protocol, Mode mode, Duration doesNotExistTimeout,
-      Executor callbackExecutor, Scheduler scheduler, DoubleSupplier random) {
+      Executor callbackExecutor, Scheduler scheduler, DoubleSupplier random, Fallback fallback) {
     public Options {
       Objects.requireNonNull(protocol);
       Objects.requireNonNull(mode);
@@ -52,34 +76,51 @@ public final class XdsClient implements AutoCloseable {
       if (random == null) {
         random = () -> ThreadLocalRandom.current().nextDouble();
       }
+      if (fallback == null) {
+        fallback = Fallback.WHEN_UNREACHABLE;
+      }
+    }
+
+    public Options(Protocol protocol, Mode mode, Duration doesNotExistTimeout,
+        Executor callbackExecutor, Scheduler scheduler, DoubleSupplier random) {
+      this(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, random, null);
     }
 
     public static Options defaults() {
-      return new Options(Protocol.SOTW, Mode.ADS, Duration.ofSeconds(15), null, null, null);
+      return new Options(Protocol.SOTW, Mode.ADS, Duration.ofSeconds(15), null, null, null, null);
     }
 
     public Options withProtocol(Protocol p) {
-      return new Options(p, mode, doesNotExistTimeout, callbackExecutor, scheduler, random);
+      return new Options(p, mode, doesNotExistTimeout, callbackExecutor, scheduler, random,
+          fallback);
     }
 
     public Options withMode(Mode m) {
-      return new Options(protocol, m, doesNotExistTimeout, callbackExecutor, scheduler, random);
+      return new Options(protocol, m, doesNotExistTimeout, callbackExecutor, scheduler, random,
+          fallback);
     }
 
     public Options withDoesNotExistTimeout(Duration d) {
-      return new Options(protocol, mode, d, callbackExecutor, scheduler, random);
+      return new Options(protocol, mode, d, callbackExecutor, scheduler, random, fallback);
     }
 
     public Options withCallbackExecutor(Executor e) {
-      return new Options(protocol, mode, doesNotExistTimeout, e, scheduler, random);
+      return new Options(protocol, mode, doesNotExistTimeout, e, scheduler, random, fallback);
     }
 
     public Options withScheduler(Scheduler s) {
-      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, s, random);
+      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, s, random,
+          fallback);
     }
 
     public Options withRandom(DoubleSupplier r) {
-      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, r);
+      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, r,
+          fallback);
+    }
+
+    public Options withFallback(Fallback f) {
+      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, random,
+          f);
     }
   }
 
@@ -92,17 +133,21 @@ public final class XdsClient implements AutoCloseable {
   private final CallbackExecutor callbacks;
   private final List<AutoCloseable> owned = new ArrayList<>();
   private final Map<ResourceType, TypeState> types = new EnumMap<>(ResourceType.class);
-  /** One stream per server and scope (ADS, or per type). */
-  record StreamKey(Bootstrap.ServerInfo server, StreamScope scope) {}
-
-  private final Map<StreamKey, ClientStream<?>> streams = new HashMap<>();
+  /**
+   * Each authority's servers in priority order (gRFC A71), by their list: authorities that list
+   * the same servers share streams and cache. Written only on the context.
+   */
+  private final Map<List<Bootstrap.ServerInfo>, ServerGroup> groups =
+      new java.util.concurrent.ConcurrentHashMap<>();
+  /** The top-level {@code xds_servers}: plain names and wildcards (gRFC A47). */
+  private final ServerGroup topLevel;
   private boolean shutdown;
   /** Set by close() at once (shutdown is set later, on the context): no more callbacks. */
   private volatile boolean closing;
 
   /**
    * Connects with gRPC: to the bootstrap's first server, and for {@code xdstp://} names to their
-   * authority's server.
+   * authority's first server; to the next ones when those are unreachable (gRFC A71).
    */
   public static XdsClient create(Bootstrap bootstrap, Options options) {
     // TLS files are re-read on the client's own scheduler (gRFC A65 refresh_interval).
@@ -127,6 +172,9 @@ public final class XdsClient implements AutoCloseable {
     this.bootstrap = bootstrap;
     this.options = options;
     this.transportFactory = transportFactory;
+    this.topLevel = new ServerGroup("xds_servers", bootstrap.servers());
+    groups.put(bootstrap.servers(), topLevel);
+    this.streamSide = new StreamSide(topLevel, 0);
     if (options.scheduler() != null) {
       this.scheduler = options.scheduler();
     } else {
@@ -199,6 +247,29 @@ public final class XdsClient implements AutoCloseable {
     return bootstrap;
   }
 
+  /**
+   * The top-level server the client uses now (any thread): the first of {@code xds_servers}, or
+   * the one it fell back to while the first is unreachable (gRFC A71). Switches are logged.
+   */
+  public Bootstrap.ServerInfo serverInUse() {
+    return topLevel.inUse();
+  }
+
+  /**
+   * The server the client uses now for an authority's {@code xdstp://} names (gRFC A47, A71); its
+   * first server until one of its resources is watched. Empty when the bootstrap does not name the
+   * authority.
+   */
+  public java.util.Optional<Bootstrap.ServerInfo> serverInUse(String authority) {
+    Bootstrap.Authority a = bootstrap.authorities().get(authority);
+    if (a == null) {
+      return java.util.Optional.empty();
+    }
+    List<Bootstrap.ServerInfo> list = a.servers().isEmpty() ? bootstrap.servers() : a.servers();
+    ServerGroup g = groups.get(list);
+    return java.util.Optional.of(g == null ? list.get(0) : g.inUse());
+  }
+
   @Override
   public void close() {
     closing = true;
@@ -207,10 +278,12 @@ public final class XdsClient implements AutoCloseable {
         return;
       }
       shutdown = true;
-      for (ClientStream<?> s : streams.values()) {
-        s.shutdown();
+      for (ServerGroup g : groups.values()) {
+        for (ClientStream<?> s : g.streams.values()) {
+          s.shutdown();
+        }
+        g.streams.clear();
       }
-      streams.clear();
       for (TypeState ts : types.values()) {
         for (Entry e : ts.entries.values()) {
           e.cancelTimers();
@@ -236,22 +309,46 @@ public final class XdsClient implements AutoCloseable {
 
   private XdsTransport transportFor(Bootstrap.ServerInfo server) {
     synchronized (transports) {
-      return transports.computeIfAbsent(server, s -> transportFactory.apply(s, scheduler));
+      return transports.computeIfAbsent(server, s -> {
+        XdsTransport t = transportFactory.apply(s, scheduler);
+        t.whenConnected(() -> ctx.execute(() -> connected(s)));
+        return t;
+      });
+    }
+  }
+
+  /**
+   * The connection to {@code server} is ready again: its streams that wait out a backoff reconnect
+   * now, so that the client goes back to a server of higher priority (gRFC A71) as soon as it is
+   * back, not after a backoff that grew while it was down.
+   */
+  private void connected(Bootstrap.ServerInfo server) {
+    ctx.throwIfNotInThisContext();
+    if (shutdown) {
+      return;
+    }
+    for (ServerGroup g : groups.values()) {
+      for (Map.Entry<ServerGroup.StreamKey, ClientStream<?>> s : new ArrayList<>(
+          g.streams.entrySet())) {
+        if (g.servers.get(s.getKey().server()).equals(server)) {
+          s.getValue().reconnectNow();
+        }
+      }
     }
   }
 
   /** One resource the client is interested in or (for wildcard) knows about. */
   private static final class Entry {
     final String name;
-    /** The server it is subscribed on; null: its authority is not in the bootstrap. */
-    final Bootstrap.ServerInfo server;
+    /** The servers it is subscribed on; null: its authority is not in the bootstrap. */
+    final ServerGroup server;
     final List<WatchImpl> watchers = new ArrayList<>();
     ResourceUpdate data;
     boolean absent;
     Scheduler.Cancellable dneTimer;
     Scheduler.Cancellable ttlTimer;
 
-    Entry(String name, Bootstrap.ServerInfo server) {
+    Entry(String name, ServerGroup server) {
       this.name = name;
       this.server = server;
     }
@@ -268,17 +365,20 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  /** Per type: subscriptions, cache and the accepted version per server. */
+  /**
+   * Per type: subscriptions, cache and the accepted version per list of servers (whichever of its
+   * servers sent it: it is carried to the next one, gRFC A71).
+   */
   private static final class TypeState {
     final ResourceType type;
-    final Bootstrap.ServerInfo primary;
+    final ServerGroup primary;
     final Map<String, Entry> entries = new LinkedHashMap<>();
     /** Wildcard watches are served by the top-level server (gRFC A47). */
     final List<WatchImpl> wildcardWatchers = new ArrayList<>();
-    final Map<Bootstrap.ServerInfo, String> acceptedVersions = new HashMap<>();
+    final Map<ServerGroup, String> acceptedVersions = new HashMap<>();
     boolean responded;
 
-    TypeState(ResourceType type, Bootstrap.ServerInfo primary) {
+    TypeState(ResourceType type, ServerGroup primary) {
       this.type = type;
       this.primary = primary;
     }
@@ -287,15 +387,15 @@ public final class XdsClient implements AutoCloseable {
       return !wildcardWatchers.isEmpty();
     }
 
-    boolean wildcardOn(Bootstrap.ServerInfo server) {
+    boolean wildcardOn(ServerGroup server) {
       return wildcard() && primary.equals(server);
     }
 
-    String acceptedVersion(Bootstrap.ServerInfo server) {
+    String acceptedVersion(ServerGroup server) {
       return acceptedVersions.getOrDefault(server, "");
     }
 
-    ResourceStore.Interest interest(Bootstrap.ServerInfo server) {
+    ResourceStore.Interest interest(ServerGroup server) {
       Set<String> names = new LinkedHashSet<>();
       for (Entry e : entries.values()) {
         if (!e.watchers.isEmpty() && server.equals(e.server)) {
@@ -306,7 +406,7 @@ public final class XdsClient implements AutoCloseable {
     }
 
     /** What a reconnecting stream tells the server it holds (Delta initial_resource_versions). */
-    Map<String, String> heldVersions(Bootstrap.ServerInfo server) {
+    Map<String, String> heldVersions(ServerGroup server) {
       Map<String, String> held = new LinkedHashMap<>();
       for (Entry e : entries.values()) {
         if (e.data != null && server.equals(e.server)
@@ -339,11 +439,11 @@ public final class XdsClient implements AutoCloseable {
 
   private TypeState state(ResourceType type) {
     ctx.throwIfNotInThisContext();
-    return types.computeIfAbsent(type, t -> new TypeState(t, bootstrap.primary()));
+    return types.computeIfAbsent(type, t -> new TypeState(t, topLevel));
   }
 
   /** Types with at least one subscription, in make-before-break order (CDS, EDS, LDS, RDS...). */
-  private List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
+  private List<ResourceType> subscribedTypes(ServerGroup server, StreamScope scope) {
     ctx.throwIfNotInThisContext();
     List<ResourceType> out = new ArrayList<>();
     for (ResourceType t : ResourceType.values()) {
@@ -355,28 +455,140 @@ public final class XdsClient implements AutoCloseable {
     return out;
   }
 
-  private StreamKey keyFor(Bootstrap.ServerInfo server, ResourceType type) {
-    return new StreamKey(server, switch (options.mode()) {
+  private StreamScope scopeOf(ResourceType type) {
+    return switch (options.mode()) {
       case ADS -> StreamScope.ADS;
       case PER_TYPE -> StreamScope.of(type);
-    });
+    };
   }
 
-  private ClientStream<?> streamFor(Bootstrap.ServerInfo server, ResourceType type) {
+  /** The group serving the server list {@code servers} (gRFC A47 authority, A71 fallbacks). */
+  private ServerGroup groupFor(List<Bootstrap.ServerInfo> servers) {
     ctx.throwIfNotInThisContext();
-    StreamKey key = keyFor(server, type);
-    ClientStream<?> s = streams.get(key);
+    return groups.computeIfAbsent(servers, list -> new ServerGroup(
+        bootstrap.authorities().entrySet().stream()
+            .filter(a -> a.getValue().servers().equals(list)).findFirst()
+            .map(a -> "authorities." + a.getKey() + ".xds_servers").orElse("xds_servers"), list));
+  }
+
+  /** The stream of the group's server in use that carries {@code type}; opened if need be. */
+  private ClientStream<?> streamFor(ServerGroup group, ResourceType type) {
+    return streamFor(group, group.active(), scopeOf(type));
+  }
+
+  private ClientStream<?> streamFor(ServerGroup group, int index, StreamScope scope) {
+    ctx.throwIfNotInThisContext();
+    ServerGroup.StreamKey key = new ServerGroup.StreamKey(index, scope);
+    ClientStream<?> s = group.streams.get(key);
     if (s == null) {
+      Bootstrap.ServerInfo server = group.servers.get(index);
+      StreamSide side = new StreamSide(group, index);
       ClientStream.Deps deps = new ClientStream.Deps(transportFor(server), bootstrap.node(),
-          streamSide, streamSide, ctx, scheduler, options.random());
+          side, side, ctx, scheduler, options.random());
       s = switch (options.protocol()) {
-        case SOTW -> new SotwClientStream(server, key.scope(), deps);
-        case DELTA -> new DeltaClientStream(server, key.scope(), deps);
+        case SOTW -> new SotwClientStream(server, scope, deps);
+        case DELTA -> new DeltaClientStream(server, scope, deps);
       };
-      streams.put(key, s);
+      group.streams.put(key, s);
       s.start();
     }
     return s;
+  }
+
+  /**
+   * Tells every stream of the group that carries {@code type} that its subscription changed: the
+   * one in use, and those of higher priority that are reconnecting (gRFC A71: they are
+   * subscribed to everything watched, so that the client can go back to them).
+   */
+  private void subscriptionChanged(ServerGroup group, ResourceType type) {
+    ctx.throwIfNotInThisContext();
+    streamFor(group, type); // the server in use must have one
+    for (ClientStream<?> s : group.streamsOf(scopeOf(type))) {
+      s.subscriptionChanged(type);
+    }
+  }
+
+  /**
+   * gRFC A71 "Change XdsClient to support fallback within each xDS authority": the condition to
+   * fall back, besides the server in use being unreachable. {@link Fallback#WHEN_UNCACHED}: a
+   * watched resource of the group is not cached yet (does-not-exist counts as cached; a wildcard
+   * before its first response counts as not cached).
+   */
+  private boolean wantsFallback(ServerGroup group) {
+    ctx.throwIfNotInThisContext();
+    if (options.fallback() == Fallback.WHEN_UNREACHABLE) {
+      return true;
+    }
+    for (TypeState ts : types.values()) {
+      if (ts.wildcardOn(group) && !ts.responded) {
+        return true;
+      }
+      for (Entry e : ts.entries.values()) {
+        if (group.equals(e.server) && !e.watchers.isEmpty() && e.data == null && !e.absent) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Makes server {@code index} the group's server in use. Falling back (to a lower priority), it
+   * opens that server's streams, subscribed to everything watched and carrying what the client
+   * holds (SotW {@code version_info}, Delta {@code initial_resource_versions}), so that a replica
+   * with the same config sends nothing; the streams of higher priority go on reconnecting. Going
+   * back (gRFC A71: a server of higher priority answered), it closes the streams of lower
+   * priority. The cache is kept either way: a resource is reported to watchers only if it differs.
+   */
+  private void switchTo(ServerGroup group, int index, String why) {
+    ctx.throwIfNotInThisContext();
+    int from = group.active();
+    if (index == from) {
+      return;
+    }
+    LOG.log(index > from ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
+        "xDS server {0}[{1}] {2} in use instead of {0}[{3}] {4} ({5}): {6}", group, index,
+        group.servers.get(index).serverUri(), from, group.servers.get(from).serverUri(),
+        index > from ? "fallback" : "back to a server of higher priority", why);
+    // The does-not-exist timers run for a server in use; they start again when the new one is
+    // ready.
+    for (TypeState ts : types.values()) {
+      for (Entry e : ts.entries.values()) {
+        if (group.equals(e.server) && e.dneTimer != null) {
+          e.dneTimer.cancel();
+          e.dneTimer = null;
+        }
+      }
+    }
+    group.use(index);
+    if (index < from) {
+      group.streams.entrySet().removeIf(s -> {
+        if (s.getKey().server() > index) {
+          s.getValue().shutdown();
+          return true;
+        }
+        return false;
+      });
+      // gRFC A71 closes the connections to the lower-priority servers; we close their streams
+      // and leave the channel, which then has no call and goes idle (gRPC's idle timeout), since a
+      // transport from a factory is not ours to close before the client is.
+    }
+    Set<StreamScope> scopes = new LinkedHashSet<>();
+    for (ResourceType t : ResourceType.values()) {
+      TypeState ts = types.get(t);
+      if (ts != null && ts.interest(group).any()) {
+        scopes.add(scopeOf(t));
+      }
+    }
+    for (StreamScope scope : scopes) {
+      ClientStream<?> s = streamFor(group, index, scope);
+      if (index < from) {
+        s.reconnectNow(); // the server answered on another of its streams: no need to wait
+      }
+      if (s.ready) {
+        streamReady(group, scope);
+      }
+    }
   }
 
   private void addWatch(WatchImpl w) {
@@ -395,11 +607,11 @@ public final class XdsClient implements AutoCloseable {
         }
       }
       if (ts.responded) {
-        String v = ts.acceptedVersion(bootstrap.primary());
+        String v = ts.acceptedVersion(topLevel);
         deliver(w, x -> x.onResponseProcessed(ts.type, v, false));
       }
       if (first) {
-        streamFor(bootstrap.primary(), w.type).subscriptionChanged(w.type);
+        subscriptionChanged(topLevel, w.type);
       }
       return;
     }
@@ -418,15 +630,14 @@ public final class XdsClient implements AutoCloseable {
         }
       }
     }
-    Map<Bootstrap.ServerInfo, List<Entry>> byServer = new LinkedHashMap<>();
+    Map<ServerGroup, List<Entry>> byServer = new LinkedHashMap<>();
     for (Entry e : fresh) {
       byServer.computeIfAbsent(e.server, k -> new ArrayList<>()).add(e);
     }
     byServer.forEach((server, entries) -> {
       ResourceType type = ws.get(0).type;
-      ClientStream<?> s = streamFor(server, type);
-      s.subscriptionChanged(type);
-      if (s.ready) {
+      subscriptionChanged(server, type);
+      if (streamFor(server, type).ready) {
         for (Entry e : entries) {
           startDneTimer(state(type), e);
         }
@@ -439,7 +650,7 @@ public final class XdsClient implements AutoCloseable {
     ctx.throwIfNotInThisContext();
     TypeState ts = state(w.type);
     Entry e = ts.entries.computeIfAbsent(w.name,
-        n -> new Entry(n, bootstrap.serverFor(n).orElse(null)));
+        n -> new Entry(n, bootstrap.serversFor(n).map(this::groupFor).orElse(null)));
     boolean newlyNamed = e.watchers.isEmpty();
     e.watchers.add(w);
     if (e.data != null) {
@@ -465,7 +676,7 @@ public final class XdsClient implements AutoCloseable {
       return;
     }
     boolean changed;
-    Bootstrap.ServerInfo server = bootstrap.primary();
+    ServerGroup server = topLevel;
     if (w.name == null) {
       changed = ts.wildcardWatchers.remove(w) && !ts.wildcard();
       if (changed) {
@@ -492,8 +703,7 @@ public final class XdsClient implements AutoCloseable {
       }
     }
     if (changed && server != null) {
-      ClientStream<?> s = streams.get(keyFor(server, w.type));
-      if (s != null) {
+      for (ClientStream<?> s : server.streamsOf(scopeOf(w.type))) {
         s.subscriptionChanged(w.type);
       }
     }
@@ -523,51 +733,69 @@ public final class XdsClient implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // What the streams see of the client: only these two narrow interfaces.
 
-  final StreamSide streamSide = new StreamSide();
+  /** The side of the top-level primary's streams (tests call it directly). */
+  final StreamSide streamSide;
 
-  /** The client as its streams see it; every method asserts the context. */
+  /**
+   * The client as the streams to one server of a group see it; every method asserts the context.
+   * The stream's own server argument is that server: the side knows its group and place in it.
+   */
   final class StreamSide implements ResourceStore, ResponseHandler {
+    private final ServerGroup group;
+    private final int index;
+
+    StreamSide(ServerGroup group, int index) {
+      this.group = group;
+      this.index = index;
+    }
+
     @Override
     public List<ResourceType> subscribedTypes(Bootstrap.ServerInfo server, StreamScope scope) {
-      return XdsClient.this.subscribedTypes(server, scope);
+      return XdsClient.this.subscribedTypes(group, scope);
     }
 
     @Override
     public Interest interest(Bootstrap.ServerInfo server, ResourceType type) {
       ctx.throwIfNotInThisContext();
       TypeState ts = types.get(type);
-      return ts == null ? Interest.NONE : ts.interest(server);
+      return ts == null ? Interest.NONE : ts.interest(group);
     }
 
+    /**
+     * The version accepted from whichever server of the group sent it: a replica serving the same
+     * config (versions from content) then has nothing to send.
+     */
     @Override
     public String acceptedVersion(Bootstrap.ServerInfo server, ResourceType type) {
       ctx.throwIfNotInThisContext();
       TypeState ts = types.get(type);
-      return ts == null ? "" : ts.acceptedVersion(server);
+      return ts == null ? "" : ts.acceptedVersion(group);
     }
 
     @Override
     public Map<String, String> heldVersions(Bootstrap.ServerInfo server, ResourceType type) {
       ctx.throwIfNotInThisContext();
       TypeState ts = types.get(type);
-      return ts == null ? Map.of() : ts.heldVersions(server);
+      return ts == null ? Map.of() : ts.heldVersions(group);
     }
 
     @Override
     public void handleStreamReady(Bootstrap.ServerInfo server, StreamScope scope) {
-      streamReady(server, scope);
+      streamReady(group, index, scope);
     }
 
     @Override
-    public void handleStreamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status) {
-      streamClosed(server, scope, status);
+    public void handleStreamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status,
+        boolean responded) {
+      streamClosed(group, index, scope, status, responded);
     }
 
     @Override
     public List<String> handleSotwResponse(Bootstrap.ServerInfo server, DecodedResponse response,
         String versionInfo, Set<String> namedInEveryRequest, Runnable processed) {
       try {
-        return applySotw(server, response, versionInfo, namedInEveryRequest);
+        return usable(group, index)
+            ? applySotw(group, response, versionInfo, namedInEveryRequest) : List.of();
       } finally {
         afterCallbacks(processed); // even if applying threw: the stream must read on
       }
@@ -577,14 +805,41 @@ public final class XdsClient implements AutoCloseable {
     public List<String> handleDeltaResponse(Bootstrap.ServerInfo server, DecodedResponse response,
         String systemVersionInfo, Runnable processed) {
       try {
-        return applyDelta(server, response, systemVersionInfo);
+        return usable(group, index) ? applyDelta(group, response, systemVersionInfo) : List.of();
       } finally {
         afterCallbacks(processed); // even if applying threw: the stream must read on
       }
     }
   }
 
-  private void streamReady(Bootstrap.ServerInfo server, StreamScope scope) {
+  /**
+   * Whether a response from server {@code index} of the group is applied. gRFC A71: a server of
+   * higher priority than the one in use that sends a response becomes the one in use again; one of
+   * lower priority (a stream being closed) is not listened to.
+   */
+  private boolean usable(ServerGroup group, int index) {
+    ctx.throwIfNotInThisContext();
+    if (index < group.active()) {
+      switchTo(group, index, "it answered again");
+    }
+    return index == group.active();
+  }
+
+  private void streamReady(ServerGroup group, int index, StreamScope scope) {
+    ctx.throwIfNotInThisContext();
+    if (index < group.active() && options.fallback() == Fallback.WHEN_UNREACHABLE) {
+      // Replicas serve the same config: a server of higher priority is as good as soon as it is
+      // reachable, and with the versions we hold it may have nothing to send (gRFC A71 waits for a
+      // response, which such a server never sends).
+      switchTo(group, index, "it is reachable again");
+      return;
+    }
+    if (index == group.active()) {
+      streamReady(group, scope);
+    }
+  }
+
+  private void streamReady(ServerGroup server, StreamScope scope) {
     ctx.throwIfNotInThisContext();
     for (ResourceType t : subscribedTypes(server, scope)) {
       TypeState ts = state(t);
@@ -596,22 +851,50 @@ public final class XdsClient implements AutoCloseable {
     }
   }
 
-  private void streamClosed(Bootstrap.ServerInfo server, StreamScope scope, Status status) {
+  /**
+   * A stream of server {@code index} ended; it reconnects on its own. Only the server in use
+   * matters: gRFC A71 falls back when it is unreachable (A57: the stream ended before any
+   * response) and the fallback condition holds ({@link #wantsFallback}); watchers hear of the
+   * failure only when no server is left to try, or when the client stays on this one.
+   */
+  private void streamClosed(ServerGroup group, int index, StreamScope scope, Status status,
+      boolean responded) {
     ctx.throwIfNotInThisContext();
-    for (ResourceType t : subscribedTypes(server, scope)) {
+    Bootstrap.ServerInfo server = group.servers.get(index);
+    if (index != group.active()) {
+      LOG.log(System.Logger.Level.DEBUG, "xDS {0}: {1} still unreachable: {2}", group,
+          server.serverUri(), status);
+      return;
+    }
+    for (ResourceType t : subscribedTypes(group, scope)) {
       TypeState ts = state(t);
-      String failed = ConnectFailure.describe(status, server.serverUri());
-      XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null, failed != null ? failed
-          : "xDS stream to " + server.serverUri() + " closed: " + status.getCode()
-              + (status.getDescription() == null ? "" : " " + status.getDescription()));
       for (Entry e : ts.entries.values()) {
         // The timers restart when the next stream is ready (grpc-java does the same).
-        if (server.equals(e.server) && e.dneTimer != null) {
+        if (group.equals(e.server) && e.dneTimer != null) {
           e.dneTimer.cancel();
           e.dneTimer = null;
         }
       }
-      for (WatchImpl w : distinctWatchers(ts, server)) {
+    }
+    String failed = ConnectFailure.describe(status, server.serverUri());
+    String why = failed != null ? failed
+        : "xDS stream to " + server.serverUri() + " closed: " + status.getCode()
+            + (status.getDescription() == null ? "" : " " + status.getDescription());
+    if (group.hasFallbackAfter(index)) {
+      if (!responded && wantsFallback(group)) {
+        switchTo(group, index + 1, why);
+        return;
+      }
+      if (responded) {
+        // The stream reconnects at once; if that fails the server is unreachable, and the client
+        // falls back without troubling the watchers or tells them then.
+        return;
+      }
+    }
+    for (ResourceType t : subscribedTypes(group, scope)) {
+      TypeState ts = state(t);
+      XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null, why);
+      for (WatchImpl w : distinctWatchers(ts, group)) {
         deliver(w, x -> x.onError(err));
       }
     }
@@ -621,7 +904,7 @@ public final class XdsClient implements AutoCloseable {
    * A SotW response: its resources, then (spec "Grouping Resources into Responses") for
    * Listener/Cluster the deletion of what it omits. Returns the problems (empty: ACK).
    */
-  private List<String> applySotw(Bootstrap.ServerInfo server, DecodedResponse d, String version,
+  private List<String> applySotw(ServerGroup server, DecodedResponse d, String version,
       Set<String> namedInEveryRequest) {
     ctx.throwIfNotInThisContext();
     TypeState ts = state(d.type);
@@ -632,7 +915,9 @@ public final class XdsClient implements AutoCloseable {
     // missing from a response proves nothing, the response may answer an earlier request; so
     // while its does-not-exist timer runs, only the timer decides, unless every request on this
     // stream named it (then the response answers a request that asked for it).
-    if (d.type.fullStateInSotw() && !d.unnamedErrors && !server.ignoreResourceDeletion()) {
+    // server_features are each server's own (gRFC A71): those of the server in use apply.
+    if (d.type.fullStateInSotw() && !d.unnamedErrors
+        && !server.activeServer().ignoreResourceDeletion()) {
       for (Entry e : new ArrayList<>(ts.entries.values())) {
         if (!seen.contains(e.name) && server.equals(e.server)
             && (e.dneTimer == null || !e.dneTimer.isPending()
@@ -646,7 +931,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   /** A Delta response: its resources, then its removed_resources. Returns the problems. */
-  private List<String> applyDelta(Bootstrap.ServerInfo server, DecodedResponse d,
+  private List<String> applyDelta(ServerGroup server, DecodedResponse d,
       String systemVersion) {
     ctx.throwIfNotInThisContext();
     TypeState ts = state(d.type);
@@ -668,7 +953,7 @@ public final class XdsClient implements AutoCloseable {
    * Valid resources are used even when others are rejected; rejected ones keep their last good
    * value.
    */
-  private Set<String> applyResources(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d,
+  private Set<String> applyResources(TypeState ts, ServerGroup server, DecodedResponse d,
       String version) {
     ctx.throwIfNotInThisContext();
     if (d.errors.isEmpty()) {
@@ -726,7 +1011,7 @@ public final class XdsClient implements AutoCloseable {
   }
 
   /** Every watcher of the type hears that a response was processed, and whether it was NACKed. */
-  private void responseProcessed(TypeState ts, Bootstrap.ServerInfo server, DecodedResponse d) {
+  private void responseProcessed(TypeState ts, ServerGroup server, DecodedResponse d) {
     ctx.throwIfNotInThisContext();
     String accepted = ts.acceptedVersion(server);
     boolean nacked = !d.errors.isEmpty();
@@ -739,7 +1024,7 @@ public final class XdsClient implements AutoCloseable {
    * One watch per distinct watcher object: type-level events (a processed response, a stream
    * error) reach a watcher once even when it watches several names.
    */
-  private List<WatchImpl> distinctWatchers(TypeState ts, Bootstrap.ServerInfo server) {
+  private List<WatchImpl> distinctWatchers(TypeState ts, ServerGroup server) {
     ctx.throwIfNotInThisContext();
     Map<ResourceWatcher, WatchImpl> byWatcher = new java.util.IdentityHashMap<>();
     List<WatchImpl> out = new ArrayList<>();

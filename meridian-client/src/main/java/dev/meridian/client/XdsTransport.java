@@ -29,6 +29,14 @@ public interface XdsTransport extends AutoCloseable {
   void close();
 
   /**
+   * Runs {@code task} (on any thread) each time the connection to the server becomes ready after
+   * it was not, e.g. when a server that was down is back: streams waiting out their backoff to it
+   * reconnect at once, and the client may go back to it (gRFC A71). By default never: the streams'
+   * backoff alone decides when they try again.
+   */
+  default void whenConnected(Runnable task) {}
+
+  /**
    * A stream this transport cannot carry: closed with UNIMPLEMENTED and {@code why}, through
    * {@code executor} (never inside the open call), and a call that ignores what is sent.
    */

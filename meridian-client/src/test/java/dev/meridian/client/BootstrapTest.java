@@ -50,6 +50,37 @@ class BootstrapTest {
     assertThat(a.servers().get(0).channelCreds()).isEqualTo(Bootstrap.ChannelCreds.TLS);
   }
 
+  // gRFC A71 "Change xDS Bootstrap to handle multiple xDS configuration servers": every server, in
+  // the bootstrap's order, each with its own channel_creds and server_features.
+  @Test
+  void severalServersAreKeptInPriorityOrderPerAuthority() throws Exception {
+    Bootstrap b = Bootstrap.fromJson("""
+        {
+          "xds_servers": [
+            {"server_uri": "a:18000", "channel_creds": [{"type": "insecure"}],
+             "server_features": ["ignore_resource_deletion"]},
+            {"server_uri": "b:18000", "channel_creds": [{"type": "insecure"}]}
+          ],
+          "authorities": {
+            "own.example": {"xds_servers": [
+              {"server_uri": "c:443", "channel_creds": [{"type": "insecure"}]},
+              {"server_uri": "d:443", "channel_creds": [{"type": "insecure"}]}]},
+            "shared.example": {}
+          }
+        }
+        """);
+    assertThat(b.servers()).extracting(Bootstrap.ServerInfo::serverUri)
+        .containsExactly("a:18000", "b:18000");
+    assertThat(b.servers().get(0).ignoreResourceDeletion()).isTrue();
+    assertThat(b.servers().get(1).ignoreResourceDeletion()).isFalse();
+    assertThat(b.serversFor("plain")).contains(b.servers());
+    assertThat(b.serversFor("xdstp://own.example/envoy.config.cluster.v3.Cluster/x").orElseThrow())
+        .extracting(Bootstrap.ServerInfo::serverUri).containsExactly("c:443", "d:443");
+    assertThat(b.serversFor("xdstp://shared.example/envoy.config.cluster.v3.Cluster/x"))
+        .contains(b.servers());
+    assertThat(b.serversFor("xdstp://unknown.example/envoy.config.cluster.v3.Cluster/x")).isEmpty();
+  }
+
   @Test
   void missingServersFailsNamingTheField() {
     assertThatThrownBy(() -> Bootstrap.fromJson("{\"node\": {\"id\": \"x\"}}"))

@@ -131,6 +131,18 @@ final class FakeTransport implements XdsTransport {
     return deltaCalls.get(deltaCalls.size() - 1);
   }
 
+  private final List<Runnable> whenConnected = new ArrayList<>();
+
+  @Override
+  public void whenConnected(Runnable task) {
+    whenConnected.add(task);
+  }
+
+  /** The connection to the server became ready (a channel's READY). */
+  void connected() {
+    whenConnected.forEach(Runnable::run);
+  }
+
   @Override
   public void close() {
     closed = true;

@@ -86,7 +86,7 @@ class SerializingContextTest {
     calls.put("heldVersions", () -> side.heldVersions(server, ResourceType.CLUSTER));
     calls.put("handleStreamReady", () -> side.handleStreamReady(server, StreamScope.ADS));
     calls.put("handleStreamClosed",
-        () -> side.handleStreamClosed(server, StreamScope.ADS, Status.UNAVAILABLE));
+        () -> side.handleStreamClosed(server, StreamScope.ADS, Status.UNAVAILABLE, false));
     calls.put("handleSotwResponse",
         () -> side.handleSotwResponse(server, sotw, "v1", Set.of("a"), () -> { }));
     calls.put("handleDeltaResponse",
