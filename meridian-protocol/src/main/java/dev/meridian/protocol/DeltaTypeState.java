@@ -61,6 +61,9 @@ final class DeltaTypeState extends TypeState {
     DeltaDiscoveryResponse.Builder b = DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)
         .setTypeUrl(type.typeUrl());
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     for (XdsResource r : due) {
       b.addResources(r.heartbeat());
     }
@@ -164,6 +167,9 @@ final class DeltaTypeState extends TypeState {
         .setSystemVersionInfo(systemVersion)
         .setTypeUrl(type.typeUrl())
         .setNonce(nonce);
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     if (diff.changesWhole(snapshot)) {
       b.addAllResources(snapshot.wrapped(ttl)); // the whole type: one list for every client
     } else {

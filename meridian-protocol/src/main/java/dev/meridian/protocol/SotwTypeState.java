@@ -74,6 +74,9 @@ final class SotwTypeState extends TypeState {
     DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo) // a heartbeat is not an update: the version stays
         .setTypeUrl(type.typeUrl());
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     for (XdsResource r : due) {
       b.addResources(Any.pack(r.heartbeat()));
     }
@@ -184,6 +187,9 @@ final class SotwTypeState extends TypeState {
         .setVersionInfo(sentVersionInfo)
         .setTypeUrl(type.typeUrl())
         .setNonce(nonce);
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     if (resources == snapshot.list() && !(wrap && hasTtl(resources))) {
       b.addAllResources(snapshot.anys()); // the whole type: one list for every client
     } else {

@@ -37,6 +37,11 @@ abstract class TypeState {
   java.util.Map<String, String> lastSnapshot = java.util.Map.of();
   /** Keys the latest response removed (Delta removed_resources). */
   List<String> lastRemoved = List.of();
+  /**
+   * Who sends the responses (issue 21): every response and heartbeat carries it as
+   * {@code control_plane}; null: the field is left out. The hub's constant, set by the stream.
+   */
+  io.envoyproxy.envoy.config.core.v3.ControlPlane controlPlane;
   /** ADS sequencing (see XdsStream): whether this type may respond now. */
   java.util.function.Predicate<ResourceType> gate = t -> true;
   /**
