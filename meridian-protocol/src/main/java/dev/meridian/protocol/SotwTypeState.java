@@ -259,13 +259,18 @@ final class SotwTypeState extends TypeState {
   }
 
   /**
-   * The version_info of this client's view: the type's version in its group and what it
-   * subscribes to. Equal versions mean the same content under the same subscription, which is what
-   * makes skipping the resend on reconnect safe (spec "Versioning and Node Identifier").
+   * The version_info of this client's view: the versions of the resources its subscription covers
+   * (a wildcard: the type's version in its group) and what it subscribes to. It is a function of
+   * content alone, so every replica serving the same config computes the same one, and equal
+   * versions mean the client was sent exactly this view under exactly this subscription: that is
+   * what makes skipping the resend on reconnect safe (spec "Versioning and Node Identifier"). A
+   * named subscription's version ignores resources it does not name, so a change elsewhere in the
+   * type (which this client is never sent) does not cost it a resend when it fails over (issue 21).
    */
   private String versionInfo(TypeSnapshot snapshot) {
     TreeMap<String, String> parts = new TreeMap<>();
-    parts.put("type", snapshot.version());
+    parts.put("type", seesWhole(snapshot) ? snapshot.version()
+        : sharing.viewVersion(snapshot, subscription.names()));
     parts.put("subscription", subscription.fingerprint());
     return Versions.ofView(parts);
   }
