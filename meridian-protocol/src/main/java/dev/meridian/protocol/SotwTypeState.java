@@ -88,7 +88,10 @@ final class SotwTypeState extends TypeState {
       Supplier<String> nonces, List<Outcome> out) {
     String nonce = req.getResponseNonce();
     // Spec "Resource updates": no response for a request with a stale nonce; it is superseded.
-    if (!nonce.isEmpty() && !nonce.equals(lastNonce)) {
+    // Only a response this stream sent can supersede one: a type's first request carrying a
+    // nonce (one from the stream it had with another replica) is answered as a first request,
+    // or the client would wait forever (issue 21).
+    if (!nonce.isEmpty() && started && !nonce.equals(lastNonce)) {
       out.add(new Outcome.Ignored(type, "stale nonce " + nonce + " (latest " + lastNonce + ")"));
       return;
     }

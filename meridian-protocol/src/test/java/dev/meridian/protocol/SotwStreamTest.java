@@ -284,6 +284,20 @@ class SotwStreamTest {
 
   @ParameterizedTest
   @EnumSource(Variant.class)
+  void reconnectCarryingTheOldStreamsNonceIsStillAnswered(Variant v) {
+    // A nonce this stream never sent supersedes nothing: ignoring it would leave the client waiting.
+    ServedConfig cfg = config(endpoints("a", 1), endpoints("b", 2));
+    DiscoveryResponse r = single(v.peer(EDS, cfg).subscribe(EDS, "a"));
+    SotwPeer same = v.peer(EDS, cfg);
+    assertThat(responses(same.send(request(EDS, "a").setVersionInfo(r.getVersionInfo())
+        .setResponseNonce(r.getNonce())))).isEmpty();
+    SotwPeer older = v.peer(EDS, config(endpoints("a", 5), endpoints("b", 2)));
+    assertThat(names(single(older.send(request(EDS, "a").setVersionInfo(r.getVersionInfo())
+        .setResponseNonce(r.getNonce()))))).containsExactly("a");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Variant.class)
   void reconnectAfterAChangeToANamedResourceGetsIt(Variant v) {
     SotwPeer before = v.peer(EDS, config(endpoints("a", 1), endpoints("b", 2)));
     DiscoveryResponse r = single(before.subscribe(EDS, "a", "b"));
