@@ -136,7 +136,7 @@ final class AdminHttpServer implements AutoCloseable {
       send(ex, 503, "stream status unavailable: " + e + "\n");
       return;
     }
-    json(ex, AdminJson.clients(statuses, hub.current(), filter));
+    json(ex, AdminJson.clients(statuses, hub.current(), filter, hub.controlPlaneId()));
   }
 
   static Map<String, String> query(HttpExchange ex) {
