@@ -87,6 +87,7 @@ final class DeltaTypeState extends TypeState {
     if (first) {
       // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
       req.getInitialResourceVersionsMap().forEach(edit::put);
+      heldOnReconnect(req.getInitialResourceVersionsMap()::forEach, snapshot);
       dirtyAll = true;
     }
     Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),

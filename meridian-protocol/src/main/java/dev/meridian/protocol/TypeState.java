@@ -215,6 +215,26 @@ abstract class TypeState {
   }
 
   /**
+   * A new stream's client proved it holds these (name, version) pairs (a reconnect: SotW
+   * version_info, Delta initial_resource_versions) and is sent none of them again. Their TTLs
+   * run on from whenever the old stream, perhaps another replica's, last refreshed them, which
+   * this one cannot know: those with a TTL are heartbeated at the next tick (spec "TTL"; issue
+   * 21), then at the usual interval.
+   */
+  final void heldOnReconnect(java.util.function.Consumer<java.util.function.BiConsumer<String,
+      String>> holds, TypeSnapshot snapshot) {
+    if (!ttlEnabled()) {
+      return;
+    }
+    holds.accept((name, version) -> {
+      XdsResource r = snapshot.get(name);
+      if (r != null && r.ttl() != null && r.version().equals(version)) {
+        ttlSentAt.put(name, java.time.Instant.MIN); // due now
+      }
+    });
+  }
+
+  /**
    * Time passed: heartbeat the TTL resources the client holds whose interval is up (spec "TTL").
    * Heartbeats are not updates: versions stay, and a resource just sent is skipped.
    */
