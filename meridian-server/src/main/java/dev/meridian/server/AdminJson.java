@@ -26,14 +26,10 @@ import java.util.TreeSet;
 final class AdminJson {
   private AdminJson() {}
 
-  /** {@code GET /clients} of a server without an identifier. */
-  static JsonObject clients(List<ClientStatus> statuses, ServedConfig config, NodeMatcher filter) {
-    return clients(statuses, config, filter, null);
-  }
-
   /**
    * {@code GET /clients}: one entry per connected stream, in connection order, and the server's
-   * {@code control_plane} identifier (issue 21), which every response to them carries.
+   * {@code control_plane} identifier (issue 21), which every response to them carries; null if
+   * it has none.
    */
   static JsonObject clients(List<ClientStatus> statuses, ServedConfig config, NodeMatcher filter,
       String controlPlaneId) {
