@@ -137,6 +137,11 @@ final class ServeCommand implements Callable<Integer> {
           + "port's TLS and identity rules; 0: any free port (default: off).")
   Integer restPort;
 
+  @Option(names = "--control-plane-id", paramLabel = "ID",
+      description = "Names this replica in every response (control_plane.identifier), so CSDS "
+          + "and client logs show who served a config (default: meridian@<host name>).")
+  String controlPlaneId;
+
   /** Read by the {@code ./meridian} launcher, which adds its JVM flags; accepted here for that. */
   @Option(names = "--fleet",
       description = "JVM tuning for a large fleet: ./meridian adds its JIT and G1 flags "
@@ -193,7 +198,8 @@ final class ServeCommand implements Callable<Integer> {
                 : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
             .withRestPort(restPort)
             .withAllowPlaintextSecrets(allowPlaintextSecrets)
-            .withCsdsIdentity(csdsIdentity), store);
+            .withCsdsIdentity(csdsIdentity)
+            .withControlPlaneId(controlPlaneId), store);
     try {
       server.start();
     } catch (MeridianServer.InvalidTls e) {

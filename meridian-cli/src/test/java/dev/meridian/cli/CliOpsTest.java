@@ -117,7 +117,8 @@ class CliOpsTest {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
         Main.class.getName(), "serve", "--config", file.toString(), "--xds-port", "0",
-        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s")
+        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s",
+        "--control-plane-id", "cli-replica")
         .redirectErrorStream(true).start();
     List<String> output = new ArrayList<>();
     try (BufferedReader out = new BufferedReader(
@@ -137,7 +138,9 @@ class CliOpsTest {
       assertThat(port).as(String.join("\n", output)).isPositive();
       try (Loopback xds = new Loopback(port)) {
         RawXdsClient.Sotw ads = RawXdsClient.sotwAds(xds.channel(), "envoy-a");
-        ads.subscribe(CLUSTER);
+        // Issue 21: the flag reaches every response.
+        assertThat(ads.subscribe(CLUSTER).getControlPlane().getIdentifier())
+            .isEqualTo("cli-replica");
         // SIGTERM, as an orchestrator sends it (Process.destroy() would also close our pipes).
         assertThat(new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start()
             .waitFor()).isZero();

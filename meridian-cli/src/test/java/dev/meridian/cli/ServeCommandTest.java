@@ -40,6 +40,17 @@ class ServeCommandTest {
     assertThat(serve.fleet).isTrue();
   }
 
+  /** Issue 21: the replica's name in every response; absent, the server picks meridian@host. */
+  @Test
+  void controlPlaneIdIsReadAndDefaultsToTheServersChoice() {
+    ServeCommand named = new ServeCommand();
+    new CommandLine(named).parseArgs("--config", "x.yaml", "--control-plane-id", "replica-a");
+    assertThat(named.controlPlaneId).isEqualTo("replica-a");
+    ServeCommand unnamed = new ServeCommand();
+    new CommandLine(unnamed).parseArgs("--config", "x.yaml");
+    assertThat(unnamed.controlPlaneId).isNull(); // MeridianServer: meridian@<host name>
+  }
+
   @Test
   void missingConfigFlagIsAUsageError() {
     assertThat(Main.run("serve")).isEqualTo(2);

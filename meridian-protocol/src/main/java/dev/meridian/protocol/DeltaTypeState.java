@@ -61,6 +61,9 @@ final class DeltaTypeState extends TypeState {
     DeltaDiscoveryResponse.Builder b = DeltaDiscoveryResponse.newBuilder()
         .setSystemVersionInfo(systemVersion)
         .setTypeUrl(type.typeUrl());
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     for (XdsResource r : due) {
       b.addResources(r.heartbeat());
     }
@@ -84,6 +87,7 @@ final class DeltaTypeState extends TypeState {
     if (first) {
       // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
       req.getInitialResourceVersionsMap().forEach(edit::put);
+      heldOnReconnect(req.getInitialResourceVersionsMap()::forEach, snapshot);
       dirtyAll = true;
     }
     Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),
@@ -164,6 +168,9 @@ final class DeltaTypeState extends TypeState {
         .setSystemVersionInfo(systemVersion)
         .setTypeUrl(type.typeUrl())
         .setNonce(nonce);
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     if (diff.changesWhole(snapshot)) {
       b.addAllResources(snapshot.wrapped(ttl)); // the whole type: one list for every client
     } else {

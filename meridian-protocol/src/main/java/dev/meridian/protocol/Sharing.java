@@ -39,6 +39,9 @@ public abstract class Sharing {
   /** Whether every one of {@code names} is a resource of {@code snapshot}. */
   abstract boolean hasAll(TypeSnapshot snapshot, Set<String> names);
 
+  /** {@link TypeSnapshot#viewVersion}: the version of what a subscription to {@code names} sees. */
+  abstract String viewVersion(TypeSnapshot snapshot, Set<String> names);
+
   /** {@link Diff#toWhole}: from what a client holds to every resource of {@code snapshot}. */
   abstract Diff toWhole(VersionMap held, TypeSnapshot snapshot);
 
@@ -74,6 +77,11 @@ public abstract class Sharing {
     @Override
     boolean hasAll(TypeSnapshot snapshot, Set<String> names) {
       return snapshot.hasAll(names);
+    }
+
+    @Override
+    String viewVersion(TypeSnapshot snapshot, Set<String> names) {
+      return snapshot.viewVersion(names);
     }
 
     @Override
@@ -146,6 +154,13 @@ public abstract class Sharing {
     @Override
     boolean hasAll(TypeSnapshot snapshot, Set<String> names) {
       return names.size() < INTERN_FROM ? snapshot.hasAll(names) : snapshot.memo().hasAll(names);
+    }
+
+    @Override
+    String viewVersion(TypeSnapshot snapshot, Set<String> names) {
+      // A fleet subscribing to one large (interned) set: one hash per snapshot for all of them.
+      return names.size() < INTERN_FROM ? snapshot.viewVersion(names)
+          : snapshot.memo().viewVersion(names);
     }
 
     @Override

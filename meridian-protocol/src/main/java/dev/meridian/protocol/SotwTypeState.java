@@ -74,6 +74,9 @@ final class SotwTypeState extends TypeState {
     DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(sentVersionInfo) // a heartbeat is not an update: the version stays
         .setTypeUrl(type.typeUrl());
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     for (XdsResource r : due) {
       b.addResources(Any.pack(r.heartbeat()));
     }
@@ -85,7 +88,10 @@ final class SotwTypeState extends TypeState {
       Supplier<String> nonces, List<Outcome> out) {
     String nonce = req.getResponseNonce();
     // Spec "Resource updates": no response for a request with a stale nonce; it is superseded.
-    if (!nonce.isEmpty() && !nonce.equals(lastNonce)) {
+    // Only a response this stream sent can supersede one: a type's first request carrying a
+    // nonce (one from the stream it had with another replica) is answered as a first request,
+    // or the client would wait forever (issue 21).
+    if (!nonce.isEmpty() && started && !nonce.equals(lastNonce)) {
       out.add(new Outcome.Ignored(type, "stale nonce " + nonce + " (latest " + lastNonce + ")"));
       return;
     }
@@ -130,6 +136,7 @@ final class SotwTypeState extends TypeState {
         // Reconnect (spec "Versioning and Node Identifier"): the client already holds exactly this
         // view under the same subscription, so nothing is resent.
         sent = view(snapshot);
+        heldOnReconnect(sent::forEach, snapshot);
         sentVersionInfo = clientVersion;
         ackedVersion = clientVersion;
         acked = sent;
@@ -184,6 +191,9 @@ final class SotwTypeState extends TypeState {
         .setVersionInfo(sentVersionInfo)
         .setTypeUrl(type.typeUrl())
         .setNonce(nonce);
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     if (resources == snapshot.list() && !(wrap && hasTtl(resources))) {
       b.addAllResources(snapshot.anys()); // the whole type: one list for every client
     } else {
@@ -253,13 +263,18 @@ final class SotwTypeState extends TypeState {
   }
 
   /**
-   * The version_info of this client's view: the type's version in its group and what it
-   * subscribes to. Equal versions mean the same content under the same subscription, which is what
-   * makes skipping the resend on reconnect safe (spec "Versioning and Node Identifier").
+   * The version_info of this client's view: the versions of the resources its subscription covers
+   * (a wildcard: the type's version in its group) and what it subscribes to. It is a function of
+   * content alone, so every replica serving the same config computes the same one, and equal
+   * versions mean the client was sent exactly this view under exactly this subscription: that is
+   * what makes skipping the resend on reconnect safe (spec "Versioning and Node Identifier"). A
+   * named subscription's version ignores resources it does not name, so a change elsewhere in the
+   * type (which this client is never sent) does not cost it a resend when it fails over (issue 21).
    */
   private String versionInfo(TypeSnapshot snapshot) {
     TreeMap<String, String> parts = new TreeMap<>();
-    parts.put("type", snapshot.version());
+    parts.put("type", seesWhole(snapshot) ? snapshot.version()
+        : sharing.viewVersion(snapshot, subscription.names()));
     parts.put("subscription", subscription.fingerprint());
     return Versions.ofView(parts);
   }

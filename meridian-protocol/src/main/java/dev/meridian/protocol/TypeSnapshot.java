@@ -154,9 +154,15 @@ public final class TypeSnapshot {
   final class Memo {
     private final IdentityMemo<Set<String>, Boolean> hasAll = new IdentityMemo<>(4);
     private final IdentityMemo<Map<String, String>, Diff> toWhole = new IdentityMemo<>(2);
+    private final IdentityMemo<Set<String>, String> viewVersion = new IdentityMemo<>(4);
 
     boolean hasAll(Set<String> names) {
       return names.size() <= size() && hasAll.computeIfAbsent(names, TypeSnapshot.this::hasAll);
+    }
+
+    /** {@link TypeSnapshot#viewVersion} of an interned set of names. */
+    String viewVersion(Set<String> names) {
+      return viewVersion.computeIfAbsent(names, TypeSnapshot.this::viewVersion);
     }
 
     /** {@link Diff#toWhole} from {@code held}, a version map shared by many clients. */
@@ -169,6 +175,21 @@ public final class TypeSnapshot {
   /** The view-version of all resources of this type (see {@link Versions#ofView}). */
   public String version() {
     return version;
+  }
+
+  /**
+   * The view-version of the resources among {@code names} that exist here: what a client
+   * subscribed to exactly those names holds. Names that cover every resource give {@link #version}.
+   */
+  public String viewVersion(Set<String> names) {
+    TreeMap<String, String> versions = new TreeMap<>();
+    for (String n : names) {
+      XdsResource r = byName.get(n);
+      if (r != null) {
+        versions.put(n, r.version());
+      }
+    }
+    return versions.size() == byName.size() ? version : Versions.ofView(versions);
   }
 
   /** Names added, removed or changed between {@code older} and this. */

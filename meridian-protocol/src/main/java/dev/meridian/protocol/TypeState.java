@@ -37,6 +37,11 @@ abstract class TypeState {
   java.util.Map<String, String> lastSnapshot = java.util.Map.of();
   /** Keys the latest response removed (Delta removed_resources). */
   List<String> lastRemoved = List.of();
+  /**
+   * Who sends the responses (issue 21): every response and heartbeat carries it as
+   * {@code control_plane}; null: the field is left out. The hub's constant, set by the stream.
+   */
+  io.envoyproxy.envoy.config.core.v3.ControlPlane controlPlane;
   /** ADS sequencing (see XdsStream): whether this type may respond now. */
   java.util.function.Predicate<ResourceType> gate = t -> true;
   /**
@@ -207,6 +212,26 @@ abstract class TypeState {
         ttlSentAt.remove(r.name());
       }
     }
+  }
+
+  /**
+   * A new stream's client proved it holds these (name, version) pairs (a reconnect: SotW
+   * version_info, Delta initial_resource_versions) and is sent none of them again. Their TTLs
+   * run on from whenever the old stream, perhaps another replica's, last refreshed them, which
+   * this one cannot know: those with a TTL are heartbeated at the next tick (spec "TTL"; issue
+   * 21), then at the usual interval.
+   */
+  final void heldOnReconnect(java.util.function.Consumer<java.util.function.BiConsumer<String,
+      String>> holds, TypeSnapshot snapshot) {
+    if (!ttlEnabled()) {
+      return;
+    }
+    holds.accept((name, version) -> {
+      XdsResource r = snapshot.get(name);
+      if (r != null && r.ttl() != null && r.version().equals(version)) {
+        ttlSentAt.put(name, java.time.Instant.MIN); // due now
+      }
+    });
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.meridian.protocol;
 
 import com.google.protobuf.Message;
+import io.envoyproxy.envoy.config.core.v3.ControlPlane;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -51,6 +52,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   private boolean closed;
   /** The client certificate's identity, as the transport verified it; null: none (issue 20). */
   private String identity;
+  /** Sent as every response's {@code control_plane}; null: none (see {@link #withControlPlane}). */
+  private ControlPlane controlPlane;
   /** Whether a stream without a verified identity gets Secrets (opted in, local development). */
   private boolean plaintextSecrets;
   /** Who may have which Secret, as of the config last seen. */
@@ -199,6 +202,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
 
   private S create(ResourceType type) {
     S state = newState(type);
+    state.controlPlane = controlPlane;
     if (isAds() && CHAIN.contains(type)) {
       state.gate = this::mayRespond;
       if (type == ResourceType.CLUSTER) {
@@ -525,6 +529,17 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   public final XdsStream<Q, S> withIdentity(String identity, boolean plaintextSecrets) {
     this.identity = identity;
     this.plaintextSecrets = plaintextSecrets;
+    return this;
+  }
+
+  /**
+   * Names the server in every response of this stream (issue 21): {@code control_plane} of each
+   * DiscoveryResponse and DeltaDiscoveryResponse, heartbeats included, so that CSDS and client
+   * logs show which replica served a config. The hub's constant; null (the default) leaves the
+   * field out. Set before the first request.
+   */
+  public final XdsStream<Q, S> withControlPlane(ControlPlane controlPlane) {
+    this.controlPlane = controlPlane;
     return this;
   }
 

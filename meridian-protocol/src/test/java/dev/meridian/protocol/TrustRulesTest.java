@@ -324,4 +324,48 @@ class TrustRulesTest {
     Outcome.Close close = closed(c.ask());
     assertThat(close.code()).isEqualTo(Outcome.CloseCode.PERMISSION_DENIED);
   }
+
+  /**
+   * Issue 21: the Secrets a stream may have are a view of their own, and its versions come from
+   * its content alone: a replica that built the same config separately serves a client with the
+   * same identity the same versions, so a client moving there with what it holds is sent nothing.
+   */
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  @SuppressWarnings("unchecked")
+  void filteredSecretViewHasTheSameVersionsOnAnotherReplicaAndAReconnectGetsNothing(Variant v) {
+    java.util.function.Supplier<ServedConfig> build = () -> config(new SecretAccess(List.of(
+        new SecretAccess.Rule("payments-*", List.of(PAYMENTS)))),
+        secret("orders-cert"), secret("payments-key"));
+    Client first = new Client(v, "orders-1", ORDERS, false, build.get());
+    List<Outcome> out = first.ask();
+    assertThat(sent(out)).containsExactly("orders-cert"); // payments-key is withheld
+    Client moved = new Client(v, "orders-1", ORDERS, false, build.get()); // another replica
+    Node node = Node.newBuilder().setId("orders-1").build();
+    Outcome.Send send = (Outcome.Send) out.stream().filter(o -> o instanceof Outcome.Send)
+        .findFirst().orElseThrow();
+    List<Outcome> again;
+    if (first.delta()) {
+      DeltaDiscoveryResponse r = (DeltaDiscoveryResponse) send.response();
+      DeltaDiscoveryRequest.Builder resume = DeltaDiscoveryRequest.newBuilder().setNode(node)
+          .setTypeUrl(ResourceType.SECRET.typeUrl());
+      r.getResourcesList().forEach(res -> resume.putInitialResourceVersions(res.getName(),
+          res.getVersion()));
+      again = ((TwinStream<DeltaDiscoveryRequest>) moved.twin).onRequest(resume.build(),
+          moved.config);
+    } else {
+      DiscoveryResponse r = (DiscoveryResponse) send.response();
+      // A fresh client there is sent the same view at the same version_info...
+      Outcome.Send fresh = (Outcome.Send) moved.ask().stream()
+          .filter(o -> o instanceof Outcome.Send).findFirst().orElseThrow();
+      assertThat(((DiscoveryResponse) fresh.response()).getVersionInfo())
+          .isEqualTo(r.getVersionInfo());
+      // ...so one that resumes at that version_info is sent nothing.
+      Client third = new Client(v, "orders-1", ORDERS, false, build.get());
+      again = ((TwinStream<DiscoveryRequest>) third.twin).onRequest(DiscoveryRequest.newBuilder()
+          .setNode(node).setTypeUrl(ResourceType.SECRET.typeUrl())
+          .setVersionInfo(r.getVersionInfo()).build(), third.config);
+    }
+    assertThat(again).noneMatch(o -> o instanceof Outcome.Send);
+  }
 }

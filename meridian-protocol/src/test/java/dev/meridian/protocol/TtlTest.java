@@ -114,6 +114,49 @@ class TtlTest {
     assertThat(sotw(s.onTick(cfg)).getResourcesCount()).isEqualTo(1);
   }
 
+  /**
+   * Issue 21: a client that resumes on another replica holding a TTL resource is sent nothing,
+   * but its TTL runs on; the new stream heartbeats it at its next tick (it cannot know when the
+   * old one last did), then at the usual interval.
+   */
+  @Test
+  void sotwReconnectHoldingATtlResourceIsHeartbeatedAtTheNextTick() {
+    ServedConfig cfg = Fixtures.config(withTtl("temp", 30), Fixtures.cluster("plain"));
+    Node withTtl = node(ClientFeatures.RESOURCE_TTL, ClientFeatures.RESOURCE_IN_SOTW);
+    DiscoveryResponse first = sotw(TwinStream.sotwAds(clock).onRequest(
+        cds().setNode(withTtl).build(), cfg));
+    TwinStream<DiscoveryRequest> resumed = TwinStream.sotwAds(clock);
+    assertThat(resumed.onRequest(cds().setNode(withTtl).setVersionInfo(first.getVersionInfo())
+        .build(), cfg)).noneMatch(o -> o instanceof Outcome.Send);
+    DiscoveryResponse hb = sotw(resumed.onTick(cfg));
+    assertThat(hb.getVersionInfo()).isEqualTo(first.getVersionInfo());
+    assertThat(hb.getResourcesList()).singleElement().satisfies(a ->
+        assertThat(a.unpack(Resource.class).getName()).isEqualTo("temp"));
+    resumed.onRequest(ack(hb), cfg);
+    assertThat(resumed.onTick(cfg)).isEmpty(); // just heartbeated: next one at the interval
+    clock.advance(java.time.Duration.ofSeconds(10));
+    assertThat(sotw(resumed.onTick(cfg)).getResourcesCount()).isEqualTo(1);
+  }
+
+  @Test
+  void deltaReconnectHoldingATtlResourceIsHeartbeatedAtTheNextTick() {
+    ServedConfig cfg = Fixtures.config(withTtl("temp", 30), Fixtures.cluster("plain"));
+    DeltaDiscoveryResponse first = delta(TwinStream.deltaAds(clock).onRequest(
+        DeltaDiscoveryRequest.newBuilder().setTypeUrl(ResourceType.CLUSTER.typeUrl())
+            .setNode(node(ClientFeatures.RESOURCE_TTL)).build(), cfg));
+    DeltaDiscoveryRequest.Builder resume = DeltaDiscoveryRequest.newBuilder()
+        .setTypeUrl(ResourceType.CLUSTER.typeUrl()).setNode(node(ClientFeatures.RESOURCE_TTL));
+    first.getResourcesList().forEach(r -> resume.putInitialResourceVersions(r.getName(),
+        r.getVersion()));
+    TwinStream<DeltaDiscoveryRequest> resumed = TwinStream.deltaAds(clock);
+    assertThat(resumed.onRequest(resume.build(), cfg)).noneMatch(o -> o instanceof Outcome.Send);
+    DeltaDiscoveryResponse hb = delta(resumed.onTick(cfg));
+    assertThat(hb.getResourcesList()).singleElement().satisfies(r -> {
+      assertThat(r.getName()).isEqualTo("temp");
+      assertThat(r.hasResource()).isFalse();
+    });
+  }
+
   @Test
   void deltaHeartbeatsAndTtlChangesResend() {
     ServedConfig cfg = Fixtures.config(withTtl("temp", 3));

@@ -157,7 +157,8 @@ final class AdminHttpServer implements AutoCloseable {
       send(ex, 503, "stream status unavailable: " + e + "\n");
       return;
     }
-    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), filter);
+    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), filter,
+        hub.controlPlaneId());
     if (store != null) {
       body.add("config_source", AdminJson.store(store));
     }

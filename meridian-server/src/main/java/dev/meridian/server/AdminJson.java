@@ -26,8 +26,13 @@ import java.util.TreeSet;
 final class AdminJson {
   private AdminJson() {}
 
-  /** {@code GET /clients}: one entry per connected stream, in connection order. */
-  static JsonObject clients(List<ClientStatus> statuses, ServedConfig config, NodeMatcher filter) {
+  /**
+   * {@code GET /clients}: one entry per connected stream, in connection order, and the server's
+   * {@code control_plane} identifier (issue 21), which every response to them carries; null if
+   * it has none.
+   */
+  static JsonObject clients(List<ClientStatus> statuses, ServedConfig config, NodeMatcher filter,
+      String controlPlaneId) {
     JsonArray list = new JsonArray();
     for (ClientStatus s : statuses) {
       if (filter != null && (s.node() == null || !filter.matches(s.node()))) {
@@ -36,6 +41,7 @@ final class AdminJson {
       list.add(client(s, config));
     }
     JsonObject root = new JsonObject();
+    root.addProperty("control_plane", controlPlaneId);
     root.addProperty("count", list.size());
     root.add("clients", list);
     return root;

@@ -111,26 +111,43 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
       return CompletableFuture.failedFuture(e);
     }
     return hub.registry().statuses()
-        .thenApply(all -> build(all, hub.current(), request));
+        .thenApply(all -> build(all, hub.current(), request, hub.controlPlaneId()));
   }
 
   /** Metadata key under which CSDS shows a stream's verified identity (issue 20). */
   static final String IDENTITY_KEY = "dev.meridian.identity";
 
-  /** The node as the client declared it, plus the identity its certificate proved, if any. */
+  /**
+   * Metadata key under which CSDS shows the server that serves the client (issue 21): this
+   * server's {@code control_plane.identifier}, as every response to the client carries it.
+   * csds.proto's ClientConfig has no field for it; the node's metadata is where CSDS readers look.
+   */
+  static final String CONTROL_PLANE_KEY = "dev.meridian.control_plane";
+
+  /**
+   * The node as the client declared it, plus the identity its certificate proved, if any, and the
+   * server that serves it, if it has an identifier.
+   */
   private static io.envoyproxy.envoy.config.core.v3.Node withIdentity(
-      io.envoyproxy.envoy.config.core.v3.Node node, String identity) {
-    if (identity == null) {
+      io.envoyproxy.envoy.config.core.v3.Node node, String identity, String controlPlaneId) {
+    if (identity == null && controlPlaneId == null) {
       return node;
     }
     io.envoyproxy.envoy.config.core.v3.Node.Builder b = node.toBuilder();
-    b.getMetadataBuilder().putFields(IDENTITY_KEY,
-        com.google.protobuf.Value.newBuilder().setStringValue(identity).build());
+    if (identity != null) {
+      b.getMetadataBuilder().putFields(IDENTITY_KEY,
+          com.google.protobuf.Value.newBuilder().setStringValue(identity).build());
+    }
+    if (controlPlaneId != null) {
+      b.getMetadataBuilder().putFields(CONTROL_PLANE_KEY,
+          com.google.protobuf.Value.newBuilder().setStringValue(controlPlaneId).build());
+    }
     return b.build();
   }
 
+  /** {@code controlPlaneId}: this server's identifier, shown in each node's metadata; null: none. */
   static ClientStatusResponse build(List<ClientStatus> statuses, ServedConfig config,
-      ClientStatusRequest request) {
+      ClientStatusRequest request, String controlPlaneId) {
     Map<String, ClientConfig.Builder> byNode = new LinkedHashMap<>();
     for (ClientStatus s : statuses) {
       if (s.node() == null || !CsdsNodeMatchers.matches(request.getNodeMatchersList(), s.node())) {
@@ -138,7 +155,8 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
       }
       ClientConfig.Builder cc = byNode.computeIfAbsent(
           s.node().getId() + "\u0000" + s.node().getCluster(),
-          k -> ClientConfig.newBuilder().setNode(withIdentity(s.node(), s.stream().identity())));
+          k -> ClientConfig.newBuilder().setNode(withIdentity(s.node(), s.stream().identity(),
+              controlPlaneId)));
       for (TypeStatus t : s.types()) {
         TypeSnapshot current = config.snapshot(s.group()).get(t.type());
         for (ResourceStatuses.ResourceState r : ResourceStatuses.of(t, current)) {

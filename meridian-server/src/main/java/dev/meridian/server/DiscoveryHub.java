@@ -4,6 +4,7 @@ import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.protocol.Sharing;
 import dev.meridian.protocol.XdsStream.Interest;
+import io.envoyproxy.envoy.config.core.v3.ControlPlane;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,6 +69,33 @@ public final class DiscoveryHub {
   private final Metrics metrics = new Metrics();
   /** This hub's streams share interned subscriptions and answers; other hubs' never do. */
   private final Sharing sharing = Sharing.interning();
+  /** Who this server is, in every response (issue 21); null: not named. */
+  private final ControlPlane controlPlane;
+
+  /** A hub whose responses do not name their server (tests, benchmarks). */
+  public DiscoveryHub() {
+    this(null);
+  }
+
+  /**
+   * A hub whose streams name this server in every response as {@code control_plane.identifier}
+   * (issue 21), so that CSDS and client logs show which replica served a config; null or empty:
+   * the field is left out. A per-hub constant: two servers in one JVM each send their own.
+   */
+  public DiscoveryHub(String controlPlaneId) {
+    this.controlPlane = controlPlaneId == null || controlPlaneId.isEmpty() ? null
+        : ControlPlane.newBuilder().setIdentifier(controlPlaneId).build();
+  }
+
+  /** What every response of this hub's streams carries as {@code control_plane}; null: none. */
+  public ControlPlane controlPlane() {
+    return controlPlane;
+  }
+
+  /** This server's identifier (see {@link #DiscoveryHub(String)}); null when it has none. */
+  public String controlPlaneId() {
+    return controlPlane == null ? null : controlPlane.getIdentifier();
+  }
 
   /** What the streams of this hub share (see {@link Sharing}). */
   public Sharing sharing() {

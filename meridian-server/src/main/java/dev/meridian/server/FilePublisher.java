@@ -6,6 +6,7 @@ import dev.meridian.protocol.ResourceType;
 import dev.meridian.protocol.ServedConfig;
 import dev.meridian.protocol.TypeSnapshot;
 import dev.meridian.protocol.XdsResource;
+import io.envoyproxy.envoy.config.core.v3.ControlPlane;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,11 +45,22 @@ public final class FilePublisher {
 
   private final Path dir;
   private final Format format;
+  private final ControlPlane controlPlane;
   private final JsonFormat.Printer printer = EnvoyTypeRegistry.get().printer();
 
+  /** Files that name no control plane. */
   public FilePublisher(Path dir, Format format) {
+    this(dir, format, null);
+  }
+
+  /**
+   * Files whose DiscoveryResponses carry {@code controlPlane} (issue 21: every response names the
+   * server that wrote it; the hub's); null: left out.
+   */
+  public FilePublisher(Path dir, Format format, ControlPlane controlPlane) {
     this.dir = dir;
     this.format = format;
+    this.controlPlane = controlPlane;
   }
 
   /** The file a group's resources of a type are published to. */
@@ -84,6 +96,9 @@ public final class FilePublisher {
   byte[] render(ResourceType type, TypeSnapshot snapshot) {
     DiscoveryResponse.Builder b = DiscoveryResponse.newBuilder()
         .setVersionInfo(snapshot.version()).setTypeUrl(type.typeUrl());
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
     for (XdsResource r : snapshot.resources().values()) {
       b.addResources(r.any());
     }

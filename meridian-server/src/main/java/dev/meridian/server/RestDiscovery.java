@@ -121,6 +121,7 @@ final class RestDiscovery implements HttpHandler {
     // nonce is optional in REST and there is no stream for it to be stale on, so it is dropped.
     SotwStream stream = SotwStream.perType(type, clock, hub.sharing());
     stream.withHeartbeats(heartbeats);
+    stream.withControlPlane(hub.controlPlane());
     // The same trust rules as gRPC: the identity of the verified client certificate (issue 20).
     stream.withIdentity(ex instanceof com.sun.net.httpserver.HttpsExchange https
         ? Identities.of(https.getSSLSession()) : null, plaintextSecrets);

@@ -110,6 +110,7 @@ public final class XdsServices {
                 (type == null ? SotwStream.ads(clock, hub.sharing())
                     : SotwStream.perType(type, clock, hub.sharing()))
                     .withIdentity(PeerAddress.identity(), plaintextSecrets)
+                    .withControlPlane(hub.controlPlane())
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else if (method.startsWith("Delta")) {
@@ -118,6 +119,7 @@ public final class XdsServices {
                 (type == null ? DeltaStream.ads(clock, hub.sharing())
                     : DeltaStream.perType(type, clock, hub.sharing()))
                     .withIdentity(PeerAddress.identity(), plaintextSecrets)
+                    .withControlPlane(hub.controlPlane())
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock)));
       } else {

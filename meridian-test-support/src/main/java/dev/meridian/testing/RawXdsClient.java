@@ -120,6 +120,18 @@ public abstract class RawXdsClient<Q extends Message, R extends Message> impleme
     return r;
   }
 
+  /**
+   * Every response already queued or arriving until none has come for {@code quiet}: what a
+   * stream was sent, for tests that count it (none: an empty list).
+   */
+  public List<R> takeAll(Duration quiet) throws InterruptedException {
+    List<R> all = new java.util.ArrayList<>();
+    for (R r = inbox.poll(quiet); r != null; r = inbox.poll(quiet)) {
+      all.add(r);
+    }
+    return all;
+  }
+
   /** Fails the test if a response arrives within {@link #QUIET}. */
   public void expectNoResponse() throws InterruptedException {
     expectNoResponse(QUIET);
