@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
         + "stored config that would result; on any problem nothing is written.",
         "Prints one line per resource, then the counts.",
         "Exit status: 0 applied (or nothing to change), 1 etcd failed or concurrent writers kept "
-            + "winning (nothing written), 2 invalid files or resulting config (nothing written)."})
+            + "winning (nothing written), 2 invalid files, resulting config or TLS files "
+            + "(nothing written)."})
 final class ApplyCommand implements Callable<Integer> {
   @Option(names = "--config", required = true, paramLabel = "URL",
       description = "etcd://HOST:PORT[,HOST:PORT...]/PREFIX (etcds:// for TLS).")
@@ -87,8 +88,8 @@ final class ApplyCommand implements Callable<Integer> {
       err.println("meridian: " + e.getMessage());
       return 1;
     } catch (java.io.IOException e) {
-      err.println("meridian: " + e.getMessage());
-      return 1;
+      err.println("meridian: " + e.getMessage()); // the TLS files: a usage problem, as for serve
+      return 2;
     }
   }
 }

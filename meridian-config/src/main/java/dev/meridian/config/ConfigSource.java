@@ -17,6 +17,9 @@ public interface ConfigSource extends AutoCloseable {
   /** The source's state now. Thread-safe. */
   Status status();
 
+  /** Resources the source's loads have built and serialized ({@link ConfigLoader#resourcesSerialized}). */
+  long resourcesSerialized();
+
   @Override
   void close();
 

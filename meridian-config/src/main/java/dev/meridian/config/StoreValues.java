@@ -16,14 +16,17 @@ import java.util.TreeMap;
 
 /**
  * The values a config is stored as ({@link StoreLayout}): one canonical JSON text per resource
- * (proto3 JSON with the proto field names, no insignificant whitespace), so equal resources are
+ * (proto3 JSON with the proto field names, map keys sorted, no insignificant whitespace), so
+ * equal resources are
  * equal texts, whoever wrote them and in whatever format. {@code meridian apply} diffs and writes
  * these; {@code meridian export} prints them back in the file format.
  */
 public final class StoreValues {
   private final StoreLayout layout;
   private final JsonFormat.Printer printer =
-      EnvoyTypeRegistry.get().printer().omittingInsignificantWhitespace();
+      // Map entries (Struct fields, metadata) sorted: the same resource is the same text
+      // whichever order its keys were written in.
+      EnvoyTypeRegistry.get().printer().omittingInsignificantWhitespace().sortingMapKeys();
 
   public StoreValues(StoreLayout layout) {
     this.layout = layout;

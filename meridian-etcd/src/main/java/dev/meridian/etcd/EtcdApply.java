@@ -96,7 +96,7 @@ public final class EtcdApply {
    */
   public Result apply(ServedConfig files, boolean prune, boolean dryRun,
       ReferenceCheck referenceCheck) throws Invalid, Failed, InterruptedException {
-    Map<String, String> desired = values.entriesOf(files);
+    Map<String, String> fromFiles = values.entriesOf(files);
     for (int attempt = 1; ; attempt++) {
       GetResponse stored = read();
       long revision = stored.getHeader().getRevision();
@@ -104,6 +104,8 @@ public final class EtcdApply {
       for (KeyValue kv : stored.getKvs()) {
         current.put(string(kv.getKey()), kv);
       }
+      Map<String, String> desired = new HashMap<>(fromFiles);
+      desired.putAll(groupOrder(files, current, prune));
       List<Change> changes = new ArrayList<>();
       Map<String, String> result = new HashMap<>();
       current.forEach((k, kv) -> result.put(k, string(kv.getValue())));
@@ -130,7 +132,7 @@ public final class EtcdApply {
       if (dryRun || !any) {
         return new Result(changes, false, revision, attempt, warnings);
       }
-      TxnResponse txn = write(changes, desired, current);
+      TxnResponse txn = write(changes, desired, current, revision);
       if (txn.isSucceeded()) {
         return new Result(changes, true, txn.getHeader().getRevision(), attempt, warnings);
       }
@@ -139,6 +141,70 @@ public final class EtcdApply {
             + ATTEMPTS + " attempts; nothing was written. Try again.");
       }
     }
+  }
+
+  /**
+   * The group definitions with the order they are tried in. Groups keep their stored numbers
+   * when the order does not change, so an apply that reorders nothing rewrites no group (and
+   * export then apply changes nothing). Without --prune a stored group the files do not have
+   * keeps its place, the files' groups take the places their stored selves held in the files'
+   * order, and new groups come last; with --prune the files' order is the order.
+   */
+  private Map<String, String> groupOrder(ServedConfig files, Map<String, KeyValue> current,
+      boolean prune) {
+    Map<String, ServedConfig.Group> inFiles = new java.util.LinkedHashMap<>();
+    files.groups().forEach(g -> inFiles.put(g.name(), g));
+    Map<String, Integer> storedOrder = new HashMap<>();
+    Map<String, com.google.gson.JsonObject> storedValue = new HashMap<>();
+    current.forEach((key, kv) -> {
+      if (layout.parse(key) instanceof StoreLayout.GroupKey g) {
+        try {
+          com.google.gson.JsonObject o = com.google.gson.JsonParser.parseString(
+              string(kv.getValue())).getAsJsonObject();
+          storedValue.put(g.group(), o);
+          storedOrder.put(g.group(), o.has("order") ? o.get("order").getAsInt() : 0);
+        } catch (RuntimeException notJson) {
+          storedOrder.put(g.group(), 0); // not a valid definition: rewritten if in the files
+        }
+      }
+    });
+    List<String> storedSeq = new ArrayList<>(storedOrder.keySet());
+    storedSeq.sort(java.util.Comparator.<String>comparingInt(storedOrder::get)
+        .thenComparing(java.util.Comparator.naturalOrder()));
+    List<String> seq;
+    if (prune) {
+      seq = new ArrayList<>(inFiles.keySet());
+    } else {
+      seq = new ArrayList<>(storedSeq);
+      java.util.Iterator<String> reordered = inFiles.keySet().stream()
+          .filter(storedOrder::containsKey).iterator();
+      for (int i = 0; i < seq.size(); i++) {
+        if (inFiles.containsKey(seq.get(i))) {
+          seq.set(i, reordered.next());
+        }
+      }
+      inFiles.keySet().stream().filter(n -> !storedOrder.containsKey(n)).forEach(seq::add);
+    }
+    List<String> storedKept = storedSeq.stream().filter(seq::contains).toList();
+    boolean sameOrder = seq.subList(0, storedKept.size()).equals(storedKept);
+    Map<String, Integer> number = new HashMap<>();
+    int next = sameOrder ? storedKept.stream().mapToInt(storedOrder::get).max().orElse(-1) + 1 : 0;
+    for (String name : seq) {
+      number.put(name, sameOrder && storedOrder.containsKey(name) ? storedOrder.get(name)
+          : next++);
+    }
+    Map<String, String> out = new HashMap<>();
+    for (String name : seq) {
+      ServedConfig.Group g = inFiles.get(name);
+      if (g != null) {
+        out.put(layout.groupKey(name), StoreValues.group(g.matcher(), number.get(name)));
+      } else if (!number.get(name).equals(storedOrder.get(name)) && storedValue.containsKey(name)) {
+        com.google.gson.JsonObject o = storedValue.get(name).deepCopy();
+        o.addProperty("order", number.get(name));
+        out.put(layout.groupKey(name), o.toString()); // renumbered, its match untouched
+      }
+    }
+    return out;
   }
 
   private GetResponse read() throws Failed, InterruptedException {
@@ -170,15 +236,17 @@ public final class EtcdApply {
   }
 
   private TxnResponse write(List<Change> changes, Map<String, String> desired,
-      Map<String, KeyValue> current) throws Failed, InterruptedException {
+      Map<String, KeyValue> current, long revision) throws Failed, InterruptedException {
     List<Cmp> guards = new ArrayList<>();
+    // Nothing under the prefix created or changed since the diff's read...
+    guards.add(new io.etcd.jetcd.op.PrefixRevisionCmp(bytes(layout.prefix()), revision));
     List<Op> ops = new ArrayList<>();
     for (Change c : changes) {
       if (c.kind() == Kind.UNCHANGED) {
         continue;
       }
       KeyValue have = current.get(c.key());
-      // Unchanged since the diff: same mod revision, or still absent (mod revision 0).
+      // ...and every key it changes as it was (this also sees one deleted meanwhile).
       guards.add(new Cmp(bytes(c.key()), Cmp.Op.EQUAL,
           CmpTarget.modRevision(have == null ? 0 : have.getModRevision())));
       ops.add(c.kind() == Kind.DELETED ? Op.delete(bytes(c.key()), DeleteOption.DEFAULT)
@@ -198,6 +266,11 @@ public final class EtcdApply {
       if (why.contains("request is too large") || why.contains("larger than max")) {
         throw new Failed("etcd refused one transaction of " + ops.size() + " changes (" + why
             + "): raise etcd's --max-request-bytes (docs/etcd.md); nothing was written");
+      }
+      if (e instanceof java.util.concurrent.TimeoutException) {
+        throw new Failed("no answer from etcd to the transaction within "
+            + EtcdClients.REQUEST_TIMEOUT.toSeconds() * 6 + " s: it was applied whole or not at "
+            + "all; run the same apply with --dry-run to see which");
       }
       throw new Failed("the transaction failed: " + why + " (etcd applies all of it or none)");
     }

@@ -14,6 +14,9 @@ final class EtcdClients {
   /** How long one request to etcd may take before the store counts as unreachable. */
   static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
 
+  /** The largest read or watch response accepted from etcd. */
+  static final int MAX_MESSAGE_BYTES = 512 * 1024 * 1024;
+
   private EtcdClients() {}
 
   static Client connect(EtcdTarget target) throws IOException {
@@ -22,6 +25,9 @@ final class EtcdClients {
         .keepaliveTime(Duration.ofSeconds(10))
         .keepaliveTimeout(Duration.ofSeconds(5))
         .keepaliveWithoutCalls(true)
+        // A whole config in one read, and a large transaction in one watch response: gRPC's
+        // default 4 MiB is some 8,000 clusters with their endpoints.
+        .maxInboundMessageSize(MAX_MESSAGE_BYTES)
         // jetcd retries failed requests itself; bound it so that callers see an outage.
         .retryMaxDuration(Duration.ofSeconds(3));
     if (target.secure()) {

@@ -69,8 +69,10 @@ public final class EtcdConfigSource implements ConfigSource {
   /** Bumped on every new watch: callbacks of an older one are ignored. */
   private long watchGeneration;
   private boolean reloadQueued;
-  /** A full load waiting out its backoff, or null. */
-  private java.util.concurrent.ScheduledFuture<?> scheduledLoad;
+  /** A recovery (watch again, or read again) waiting out its backoff, or null. */
+  private java.util.concurrent.ScheduledFuture<?> scheduledRecovery;
+  /** Whether the prefix has been read whole once: after that, a watch resumes from its revision. */
+  private boolean read;
   private long backoffMillis = MIN_BACKOFF_MILLIS;
   private boolean connected;
   private String unreachable;
@@ -122,12 +124,14 @@ public final class EtcdConfigSource implements ConfigSource {
     return status;
   }
 
+  @Override
+  public long resourcesSerialized() {
+    return loader.resourcesSerialized();
+  }
+
   /** Reads the whole prefix (linearizable), serves it, and watches from the next revision. */
   private void fullLoad() {
-    if (scheduledLoad != null) {
-      scheduledLoad.cancel(false);
-      scheduledLoad = null;
-    }
+    cancelRecovery();
     closeWatch();
     GetResponse r;
     try {
@@ -139,7 +143,7 @@ public final class EtcdConfigSource implements ConfigSource {
       return;
     } catch (Exception e) {
       connection(false, "cannot read " + layout.prefix() + ": " + why(e));
-      scheduleFullLoad();
+      scheduleRecovery();
       return;
     }
     entries.clear();
@@ -147,6 +151,7 @@ public final class EtcdConfigSource implements ConfigSource {
       entries.put(string(kv.getKey()), string(kv.getValue()));
     }
     revision = r.getHeader().getRevision();
+    read = true;
     backoffMillis = MIN_BACKOFF_MILLIS;
     connection(true, null);
     LOG.log(System.Logger.Level.INFO, LogLine.of("store_load").kv("store", target.url())
@@ -155,13 +160,37 @@ public final class EtcdConfigSource implements ConfigSource {
     watch(revision + 1);
   }
 
+  /**
+   * Back from an outage or a failed watch: watch again from the next revision, so that what
+   * changed meanwhile arrives as events (a compacted revision makes it a full read).
+   */
+  private void recover() {
+    cancelRecovery();
+    if (!read) {
+      fullLoad();
+    } else if (watcher == null) {
+      watch(revision + 1);
+    }
+  }
+
   private void watch(long fromRevision) {
     long generation = ++watchGeneration;
+    // requireLeader: a member cut off from the quorum ends the watch instead of going quiet.
     watcher = client.getWatchClient().watch(bytes(layout.prefix()),
-        WatchOption.builder().isPrefix(true).withRevision(fromRevision).build(),
+        WatchOption.builder().isPrefix(true).withRevision(fromRevision).withRequireLeader(true)
+            .build(),
         Watch.listener(
-            response -> executor.execute(() -> onEvents(generation, response)),
-            error -> executor.execute(() -> onWatchError(generation, error))));
+            response -> run(() -> onEvents(generation, response)),
+            error -> run(() -> onWatchError(generation, error))));
+  }
+
+  /** Runs on this source's thread; after {@link #close} there is nothing left to do. */
+  private void run(Runnable task) {
+    try {
+      executor.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // closing
+    }
   }
 
   private void onEvents(long generation, WatchResponse response) {
@@ -192,7 +221,8 @@ public final class EtcdConfigSource implements ConfigSource {
     if (generation != watchGeneration) {
       return;
     }
-    watcher = null;
+    // Our watcher, closed here: jetcd would otherwise resume it on its own as well.
+    closeWatch();
     if (error instanceof CompactedException || why(error).contains("compacted")) {
       // The revisions after ours are gone: read the whole prefix again; the hub sends what changed.
       LOG.log(System.Logger.Level.WARNING, LogLine.of("store_watch_compacted")
@@ -202,11 +232,17 @@ public final class EtcdConfigSource implements ConfigSource {
       return;
     }
     connection(false, "watch failed: " + why(error));
-    scheduleFullLoad();
+    scheduleRecovery();
   }
 
   private void reload() {
     reloadQueued = false;
+    if (applied == null && entries.isEmpty()) {
+      // A first config of nothing would tell every client that all its resources are gone.
+      invalid = "nothing is stored under " + layout.prefix() + " yet (meridian apply writes it)";
+      publishStatus(false);
+      return;
+    }
     if (invalid == null && entries.equals(applied)) {
       // A full read after an outage that found nothing new: nothing to hand on.
       servedRevision = revision;
@@ -225,13 +261,20 @@ public final class EtcdConfigSource implements ConfigSource {
           + e.getMessage();
       publishStatus(status.loaded());
       sink.failed(e);
+    } catch (RuntimeException e) {
+      // A sink that fails otherwise (a publish dir that cannot be written): the same as invalid,
+      // and the watch goes on.
+      invalid = "the config at revision " + revision + " could not be served: " + e;
+      publishStatus(status.loaded());
+      sink.failed(new ConfigException(invalid));
     }
   }
 
   /** Whether etcd answers: a cheap serializable read every second, off this thread. */
   private void probe() {
+    // Linearizable: a member cut off from the quorum does not count as reachable.
     client.getKVClient().get(bytes(layout.secretAccessKey()),
-            GetOption.builder().withCountOnly(true).withSerializable(true).build())
+            GetOption.builder().withCountOnly(true).build())
         .orTimeout(2 * PROBE_MILLIS, TimeUnit.MILLISECONDS)
         .whenComplete((r, e) -> {
           try {
@@ -239,7 +282,7 @@ public final class EtcdConfigSource implements ConfigSource {
               if (e == null) {
                 connection(true, null);
                 if (watcher == null) {
-                  fullLoad(); // etcd is back: no need to wait out the backoff
+                  recover(); // etcd is back: no need to wait out the backoff
                 }
               } else {
                 connection(false, "etcd does not answer: " + why(e));
@@ -251,12 +294,19 @@ public final class EtcdConfigSource implements ConfigSource {
         });
   }
 
-  private void scheduleFullLoad() {
-    if (scheduledLoad != null) {
+  private void scheduleRecovery() {
+    if (scheduledRecovery != null) {
       return;
     }
-    scheduledLoad = executor.schedule(this::fullLoad, backoffMillis, TimeUnit.MILLISECONDS);
+    scheduledRecovery = executor.schedule(this::recover, backoffMillis, TimeUnit.MILLISECONDS);
     backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+  }
+
+  private void cancelRecovery() {
+    if (scheduledRecovery != null) {
+      scheduledRecovery.cancel(false);
+      scheduledRecovery = null;
+    }
   }
 
   private void connection(boolean up, String why) {

@@ -86,7 +86,10 @@ public final class EtcdExport {
           + "\n";
     }
     DumpSettings settings = DumpSettings.builder().setDefaultFlowStyle(FlowStyle.BLOCK)
-        .setIndent(2).setIndicatorIndent(0).setWidth(120).build();
+        .setIndent(2).setIndicatorIndent(0).setWidth(120)
+        // The reader's schema (YAML 1.2 core): strings it would read as null, bool or number
+        // (~, Null, True, 0x1F, .NaN) are quoted.
+        .setSchema(new org.snakeyaml.engine.v2.schema.CoreSchema()).build();
     return new Dump(settings).dumpToString(plain(root));
   }
 

@@ -206,7 +206,9 @@ class EtcdApplyTest {
               connect_timeout: 0.25s
               circuit_breakers: { thresholds: [{ max_connections: 100 }] }
               per_connection_buffer_limit_bytes: 32768
-              metadata: { filter_metadata: { x: { n: 1.5, big: 12345678901, s: "yes" } } }
+              alt_stat_name: "Null"
+              metadata: { filter_metadata: { x: { n: 1.5, big: 12345678901, s: "yes", t: "~",
+                u: "True", v: "0x1F", w: ".NaN", y: "+12", z: "NULL" } } }
         groups:
           - name: zeta
             match: { node_id: "z-*" }
@@ -229,6 +231,51 @@ class EtcdApplyTest {
       // Groups keep their order (zeta before alpha: the first match wins).
       assertThat(exported.indexOf("zeta")).isLessThan(exported.indexOf("alpha"));
     }
+  }
+
+  @Test
+  void theSameResourceWithItsKeysInAnotherOrderIsUnchanged() throws Exception {
+    apply(write(dir, "c.yaml", "resources:\n" + EtcdFixture.cluster("c0")
+        .replace("type: EDS", "type: EDS\n    metadata: { filter_metadata: { x: { b: 1, a: 2 } } }")
+        + EtcdFixture.endpoints("c0", 80)), false, false);
+    Path json = write(dir.resolve("j"), "c.json", """
+        {"resources": [
+          {"@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster", "name": "c0",
+           "metadata": {"filter_metadata": {"x": {"a": 2, "b": 1}}}, "connect_timeout": "1s",
+           "type": "EDS", "eds_cluster_config": {"eds_config": {"ads": {}}}},
+          {"@type": "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+           "cluster_name": "c0", "endpoints": [{"lb_endpoints": [{"endpoint": {"address":
+           {"socket_address": {"address": "10.0.0.1", "port_value": 80}}}}]}]}]}
+        """);
+
+    assertThat(apply(json, true, false).changes()).allMatch(c -> c.kind() == Kind.UNCHANGED);
+  }
+
+  @Test
+  void groupsKeepTheirPrecedenceAcrossPartialAppliesAndExports() throws Exception {
+    String b = "groups:\n  - name: b\n    match: { node_id: \"x-*\" }\n";
+    String a = "groups:\n  - name: a\n    match: { node_id: \"x-1\" }\n";
+    apply(write(dir.resolve("1"), "c.yaml", clusters(1, 80) + b + a.substring("groups:\n".length())),
+        false, false);
+    // Only group a, unchanged, without --prune: b is still tried first.
+    EtcdApply.Result partial = apply(write(dir.resolve("2"), "c.yaml", clusters(1, 80) + a),
+        false, false);
+    assertThat(partial.written()).isFalse();
+    assertThat(new ConfigLoader().loadStored(target.layout(), strings(stored())).config()
+        .groups()).extracting(g -> g.name()).containsExactly("b", "a");
+    // A new group comes after the stored ones; export then apply --prune rewrites nothing.
+    apply(write(dir.resolve("3"), "c.yaml", clusters(1, 80)
+        + "groups:\n  - name: c\n    match: { node_cluster: \"z\" }\n"), false, false);
+    String exported = new EtcdExport(client, target).export(EtcdExport.Format.YAML);
+    assertThat(exported.indexOf("- name: b")).isLessThan(exported.indexOf("- name: a"));
+    assertThat(exported.indexOf("- name: a")).isLessThan(exported.indexOf("- name: c"));
+    assertThat(apply(write(dir.resolve("4"), "c.yaml", exported), true, false).changes())
+        .allMatch(c -> c.kind() == Kind.UNCHANGED);
+    // Reordering is a change: with --prune the files' order wins.
+    apply(write(dir.resolve("5"), "c.yaml", clusters(1, 80) + a
+        + "  - name: b\n    match: { node_id: \"x-*\" }\n"), true, false);
+    assertThat(new ConfigLoader().loadStored(target.layout(), strings(stored())).config()
+        .groups()).extracting(g -> g.name()).containsExactly("a", "b");
   }
 
   @Test

@@ -29,6 +29,36 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class EtcdConfigSourceTest {
   @TempDir Path dir;
+  /** What the source logged: the events say which way it recovered. */
+  final List<String> logged = new CopyOnWriteArrayList<>();
+  final java.util.logging.Logger log =
+      java.util.logging.Logger.getLogger(EtcdConfigSource.class.getName());
+  final java.util.logging.Handler capture = new java.util.logging.Handler() {
+    @Override
+    public void publish(java.util.logging.LogRecord r) {
+      logged.add(r.getMessage());
+    }
+
+    @Override
+    public void flush() {}
+
+    @Override
+    public void close() {}
+  };
+
+  @org.junit.jupiter.api.BeforeEach
+  void captureLogs() {
+    log.addHandler(capture);
+  }
+
+  @org.junit.jupiter.api.AfterEach
+  void releaseLogs() {
+    log.removeHandler(capture);
+  }
+
+  long count(String event) {
+    return logged.stream().filter(m -> m.startsWith(event + " ")).count();
+  }
 
   /** What a replica's sink saw. */
   static final class Sink implements ConfigSource.Sink {
@@ -123,6 +153,8 @@ class EtcdConfigSourceTest {
         apply(client, target, clusters(3, 81), "b");
         await("the change after the outage", () -> sink.port("c0") == 81);
         assertThat(sink.applied.size() - before).isEqualTo(1);
+        // Resumed by watching from its revision: the prefix was read whole once, at the start.
+        assertThat(count("store_load")).isEqualTo(1);
       }
     }
   }
@@ -151,9 +183,66 @@ class EtcdConfigSourceTest {
 
           etcd.restart(only);
           await("caught up", () -> sink.port("c0") == 82);
+          // The watch resumed from a compacted revision, so the prefix was read whole again.
+          assertThat(count("store_watch_compacted")).isEqualTo(1);
+          assertThat(count("store_load")).isEqualTo(2);
           assertThat(sink.last().defaults().get(ResourceType.CLUSTER).get("c2")).isNull();
           await("connected", () -> source.status().connected());
           assertThat(source.status().revision()).isGreaterThanOrEqualTo(now);
+        }
+      }
+    }
+  }
+
+  @Test
+  void anEmptyPrefixIsNotAConfigUntilSomethingIsApplied() throws Exception {
+    try (EtcdProcess etcd = EtcdProcess.start(); Client client = EtcdFixture.client(etcd.endpoints())) {
+      EtcdTarget target = EtcdTarget.parse(etcd.url("/nothing-yet"), null);
+      Sink sink = new Sink();
+      try (EtcdConfigSource source = new EtcdConfigSource(target, new ConfigLoader()).connect()) {
+        source.start(sink);
+        await("read", () -> source.status().detail() != null
+            && source.status().detail().contains("nothing is stored under /nothing-yet/"));
+        assertThat(source.status().loaded()).isFalse();
+        assertThat(sink.applied).isEmpty();
+
+        apply(client, target, clusters(1, 80), "a");
+        await("the first config", () -> sink.port("c0") == 80);
+        assertThat(source.status().loaded()).isTrue();
+        assertThat(source.status().detail()).isNull();
+      }
+    }
+  }
+
+  @Test
+  void aConfigLargerThanGrpcsDefaultMessageLimitIsReadAndWatched() throws Exception {
+    // 300 clusters of ~16 KiB each: ~5 MiB in one read and in one transaction's watch response.
+    String filler = "x".repeat(16 * 1024);
+    java.util.function.IntFunction<String> config = port -> {
+      StringBuilder b = new StringBuilder("resources:\n");
+      for (int i = 0; i < 300; i++) {
+        b.append(EtcdFixture.cluster("c" + i).replace("type: EDS",
+            "type: EDS\n    metadata: { filter_metadata: { x: { f: " + filler + " } } }"))
+            .append(EtcdFixture.endpoints("c" + i, port));
+      }
+      return b.toString();
+    };
+    try (EtcdProcess etcd = EtcdProcess.start(); Client client = EtcdFixture.client(etcd.endpoints())) {
+      EtcdTarget target = EtcdTarget.parse(etcd.url("/meridian"), null);
+      try (Client big = EtcdClients.connect(target)) {
+        new EtcdApply(big, target).apply(load(write(dir.resolve("a"), "c.yaml",
+            config.apply(80))), true, false, ReferenceCheck.REJECT);
+        Sink sink = new Sink();
+        try (EtcdConfigSource source = new EtcdConfigSource(target, new ConfigLoader()).connect()) {
+          source.start(sink);
+          await("the large config", () -> sink.port("c299") == 80);
+
+          // Every cluster changed in one transaction: one large watch response.
+          new EtcdApply(big, target).apply(load(write(dir.resolve("b"), "c.yaml",
+              config.apply(81).replace(filler, filler.replace('x', 'y')))), true, false,
+              ReferenceCheck.REJECT);
+          await("the large change", () -> sink.port("c299") == 81);
+          assertThat(count("store_load")).isEqualTo(1);
         }
       }
     }

@@ -281,7 +281,8 @@ public final class MeridianServer implements AutoCloseable {
     });
     // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
     hub.fanOutOn(streamPool, threads);
-    hub.metrics().resourcesSerializedBy(loader::resourcesSerialized);
+    hub.metrics().resourcesSerializedBy(source == null ? loader::resourcesSerialized
+        : source::resourcesSerialized);
   }
 
   public MeridianServer start() throws ConfigException, IOException {
@@ -291,6 +292,9 @@ public final class MeridianServer implements AutoCloseable {
         tls = ServerTls.load(new ServerTls.Files(t.cert(), t.key(), t.clientCa()),
             Clock.systemUTC(), hub.metrics()::tlsReload);
       } catch (ServerTls.InvalidTlsFiles e) {
+        if (source != null) {
+          source.close(); // the server owns its source from the start
+        }
         throw new InvalidTls(e.problems);
       }
     }
@@ -387,23 +391,24 @@ public final class MeridianServer implements AutoCloseable {
   /** The store's configs: each served as a file reload is; the first makes the server ready. */
   private ConfigSource.Sink storeSink() {
     FilePublisher publisher = options.publishDir() == null ? null
-        : new FilePublisher(options.publishDir(), options.publishFormat());
+        : new FilePublisher(options.publishDir(), options.publishFormat(), hub.controlPlane());
     return new ConfigSource.Sink() {
       private boolean first = true;
 
       @Override
       public void apply(ConfigLoader.Loaded loaded, long revision) throws ConfigException {
         long started = System.nanoTime();
-        if (first && publisher != null) {
-          hub.register(publisher.listener());
-          publisher.publish(loaded.config());
-        }
         int changed;
         try {
           changed = serve(loaded);
         } catch (ConfigException e) {
           hub.metrics().reload(false);
           throw e;
+        }
+        if (first && publisher != null) {
+          // Only a config that is served is published; later ones reach it as a hub listener.
+          publisher.publish(loaded.config());
+          hub.register(publisher.listener());
         }
         hub.metrics().reload(true);
         LOG.log(System.Logger.Level.INFO, LogLine.of(first ? "config_load" : "config_reload")
@@ -472,7 +477,7 @@ public final class MeridianServer implements AutoCloseable {
     }
     b.intercept(new PeerAddress());
     if (source != null) {
-      b.intercept(new NotLoadedYet(hub, source.describe()));
+      b.intercept(new NotLoadedYet(hub));
     }
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
         options.heartbeats(), options.allowPlaintextSecrets())) {

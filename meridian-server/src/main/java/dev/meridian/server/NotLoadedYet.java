@@ -13,19 +13,18 @@ import io.grpc.Status;
  */
 final class NotLoadedYet implements ServerInterceptor {
   private final DiscoveryHub hub;
-  private final String source;
 
-  NotLoadedYet(DiscoveryHub hub, String source) {
+  NotLoadedYet(DiscoveryHub hub) {
     this.hub = hub;
-    this.source = source;
   }
 
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
       ServerCallHandler<Q, R> next) {
     if (!hub.isLoaded()) {
-      call.close(Status.UNAVAILABLE.withDescription("no config loaded yet from " + source
-          + "; retry, or use another replica"), new Metadata());
+      // The store's address stays out of it: any client can read this.
+      call.close(Status.UNAVAILABLE.withDescription("no config loaded yet; retry, or use "
+          + "another replica"), new Metadata());
       return new ServerCall.Listener<>() {};
     }
     return next.startCall(call, headers);
