@@ -86,10 +86,14 @@ class EtcdReplicasTest {
   }
 
   MeridianServer replica(String url) throws Exception {
+    return replica(url, null);
+  }
+
+  MeridianServer replica(String url, String id) throws Exception {
     EtcdConfigSource store = new EtcdConfigSource(EtcdTarget.parse(url, null), new ConfigLoader())
         .connect();
     MeridianServer s = new MeridianServer(new MeridianServer.Options(null, "127.0.0.1", 0, 0,
-        1000), store);
+        1000).withControlPlaneId(id), store);
     open.add(s::close);
     return s.start();
   }
@@ -257,6 +261,41 @@ class EtcdReplicasTest {
   }
 
   @Test
+  void sotwClientMovingToAnotherReplicaIsSentNothingItHoldsAndEachReplicaNamesItself()
+      throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    run("apply", "--config", url, "-f", file("a.yaml", config(20, 80)).toString());
+    MeridianServer a = replica(url, "replica-a");
+    MeridianServer b = replica(url, "replica-b");
+    await("both ready", () -> a.isReady() && b.isReady());
+
+    RawXdsClient.Sotw onA = RawXdsClient.sotwAds(channel(a), "mover");
+    DiscoveryResponse clusters = onA.subscribe(ResourceType.CLUSTER);
+    onA.ack(clusters);
+    DiscoveryResponse endpoints = onA.subscribe(ResourceType.ENDPOINT, "c3", "c7");
+    onA.ack(endpoints, "c3", "c7");
+    assertThat(clusters.getControlPlane().getIdentifier()).isEqualTo("replica-a");
+    a.close(); // the replica is lost
+    onA.close();
+
+    // Spec "ACK/NACK and resource type instance version": a reconnecting SotW client sends what
+    // it holds as version_info; a replica serving the same content has nothing to send.
+    RawXdsClient.Sotw onB = keep(RawXdsClient.sotwAds(channel(b), "mover"));
+    onB.send(ResourceType.CLUSTER, clusters.getVersionInfo(), "");
+    onB.send(ResourceType.ENDPOINT, endpoints.getVersionInfo(), "", "c3", "c7");
+    onB.expectNoResponse(Duration.ofSeconds(1));
+
+    // Only what then changes arrives, named by the replica that sent it.
+    run("apply", "--config", url, "-f", file("b.yaml", config(20, 80).replaceFirst(
+        "(cluster_name: c7\\n.*port_value: )80", "$181")).toString());
+    DiscoveryResponse next = onB.take(ResourceType.ENDPOINT);
+    assertThat(next.getResourcesCount()).isEqualTo(1);
+    assertThat(port(next)).isEqualTo(81);
+    assertThat(next.getControlPlane().getIdentifier()).isEqualTo("replica-b");
+  }
+
+  @Test
   void deltaClientMovingToAnotherReplicaIsSentNothingItHolds() throws Exception {
     EtcdProcess etcd = keep(EtcdProcess.start());
     String url = etcd.url("/meridian");
@@ -278,7 +317,7 @@ class EtcdReplicasTest {
     held.getResourcesList().forEach(r -> resume.putInitialResourceVersions(r.getName(),
         r.getVersion()));
     onB.send(resume);
-    onB.expectNoResponse();
+    onB.expectNoResponse(Duration.ofSeconds(1));
 
     // And only what then changes arrives.
     run("apply", "--config", url, "-f", file("b.yaml", config(21, 80)).toString());
