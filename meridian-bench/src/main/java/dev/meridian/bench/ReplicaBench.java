@@ -329,6 +329,7 @@ public final class ReplicaBench {
         }
         Thread.sleep(20);
       }
+      Cpu after = cpu();
       Stats s = new Stats(java.util.Arrays.stream(serving).filter(d -> !Double.isNaN(d)).toArray());
       double commitMs = (bigApply.commitNanos() - t0) / 1e6;
       rows.add(new Row("apply of " + String.format(Locale.ROOT, "%,d", big)
@@ -337,7 +338,8 @@ public final class ReplicaBench {
           "replicas, not clients; revision " + bigApply.revision() + "; apply ran "
               + LoadGenerator.ms((bigApply.exitNanos() - bigApply.startNanos()) / 1e6)
               + ", committed at " + LoadGenerator.ms(commitMs),
-          cpu.replicas(), cpu.etcd(), bigApply.cpu(), cpu.generator()));
+          after.replicas() - cpu.replicas(), after.etcd() - cpu.etcd(), bigApply.cpu(),
+          after.generator() - cpu.generator()));
     } finally {
       for (ReplicaClient c : clients) {
         c.close();
