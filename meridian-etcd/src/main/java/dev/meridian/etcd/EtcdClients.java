@@ -13,8 +13,9 @@ import java.time.Duration;
 final class EtcdClients {
   /** How long one request to etcd may take before the store counts as unreachable. */
   static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
-  /** Largest etcd response accepted: 1 GiB, far above any config a replica can hold. */
-  static final int MAX_MESSAGE_BYTES = 1 << 30;
+
+  /** The largest read or watch response accepted from etcd. */
+  static final int MAX_MESSAGE_BYTES = 512 * 1024 * 1024;
 
   private EtcdClients() {}
 
@@ -24,9 +25,8 @@ final class EtcdClients {
         .keepaliveTime(Duration.ofSeconds(10))
         .keepaliveTimeout(Duration.ofSeconds(5))
         .keepaliveWithoutCalls(true)
-        // A whole-prefix read, or the watch event of one large apply (10,000 clusters with their
-        // endpoints: about 6.5 MB), is one gRPC message: over gRPC's default 4 MiB the replica's
-        // watch failed and it stopped following the store. The config's own size is the bound.
+        // A whole config in one read, and a large transaction in one watch response: gRPC's
+        // default 4 MiB is some 8,000 clusters with their endpoints.
         .maxInboundMessageSize(MAX_MESSAGE_BYTES)
         // jetcd retries failed requests itself; bound it so that callers see an outage.
         .retryMaxDuration(Duration.ofSeconds(3));

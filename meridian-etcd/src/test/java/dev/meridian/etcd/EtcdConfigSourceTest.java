@@ -99,51 +99,6 @@ class EtcdConfigSourceTest {
     }
   }
 
-  /** {@code clusters} clusters, each with {@code endpoints} endpoints on {@code port}. */
-  static String wide(int clusters, int endpoints, int port) {
-    StringBuilder b = new StringBuilder("resources:\n");
-    for (int i = 0; i < clusters; i++) {
-      b.append(EtcdFixture.cluster("c" + i)).append("""
-            - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
-              cluster_name: c%d
-              endpoints:
-                - lb_endpoints:
-          """.formatted(i));
-      for (int e = 0; e < endpoints; e++) {
-        b.append("            - endpoint: { address: { socket_address: { address: 10.0.")
-            .append(e / 250).append('.').append(e % 250 + 1).append(", port_value: ").append(port)
-            .append(" } } }\n");
-      }
-    }
-    return b.toString();
-  }
-
-  @Test
-  void aTransactionLargerThanGrpcsDefaultMessageSizeReachesTheReplicaAndLoadsAtStart()
-      throws Exception {
-    // 100 clusters x 700 endpoints: about 6 MB stored, as 10,000 clusters with 2 endpoints each
-    // are. One watch response carries the whole transaction, over gRPC's default 4 MiB limit.
-    try (EtcdProcess etcd = EtcdProcess.start(); Client client = EtcdClients.connect(
-        EtcdTarget.parse(etcd.url("/meridian"), null))) {
-      EtcdTarget target = EtcdTarget.parse(etcd.url("/meridian"), null);
-      apply(client, target, clusters(1, 80), "a");
-      Sink sink = new Sink();
-      try (EtcdConfigSource source = new EtcdConfigSource(target, new ConfigLoader()).connect()) {
-        source.start(sink);
-        await("first load", () -> sink.port("c0") == 80);
-        apply(client, target, wide(100, 700, 81), "big");
-        await("the large transaction", () -> sink.port("c99") == 81);
-        assertThat(source.status().connected()).as(source.status().detail()).isTrue();
-        assertThat(sink.last().defaults().get(ResourceType.ENDPOINT).list()).hasSize(100);
-      }
-      Sink fresh = new Sink();
-      try (EtcdConfigSource source = new EtcdConfigSource(target, new ConfigLoader()).connect()) {
-        source.start(fresh);
-        await("a replica starting on it", () -> fresh.port("c99") == 81);
-      }
-    }
-  }
-
   @Test
   void etcdOutageKeepsTheLastConfigAndResumesFromItsRevision() throws Exception {
     try (EtcdProcess etcd = EtcdProcess.start(); Client client = EtcdFixture.client(etcd.endpoints())) {
