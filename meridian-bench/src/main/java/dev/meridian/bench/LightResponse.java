@@ -37,12 +37,16 @@ final class LightResponse {
   private final int[] index;
   private final int[] bodyOffset;
   private final int[] bodyLength;
+  /** Delta: where each resource's Resource message is (its version read on demand); else null. */
+  private final int[] resourceOffset;
+  private final int[] resourceLength;
   /** The reuse of {@link #bytes} this view was read in; -1: the bytes are its own. */
   private final long reuse;
   private final Scratch scratch;
 
   private LightResponse(String typeUrl, String version, String nonce, byte[] bytes, int size,
-      int count, int[] index, int[] bodyOffset, int[] bodyLength, Scratch scratch) {
+      int count, int[] index, int[] bodyOffset, int[] bodyLength, int[] resourceOffset,
+      int[] resourceLength, Scratch scratch) {
     this.typeUrl = typeUrl;
     this.version = version;
     this.nonce = nonce;
@@ -52,6 +56,8 @@ final class LightResponse {
     this.index = index;
     this.bodyOffset = bodyOffset;
     this.bodyLength = bodyLength;
+    this.resourceOffset = resourceOffset;
+    this.resourceLength = resourceLength;
     this.scratch = scratch;
     this.reuse = scratch == null ? -1 : scratch.reads;
   }
@@ -67,6 +73,21 @@ final class LightResponse {
       throw new IllegalStateException("response read after its buffer was reused");
     }
     return ByteString.copyFrom(bytes, bodyOffset[k], bodyLength[k]);
+  }
+
+  /**
+   * Delta: resource {@code k}'s {@code Resource.version}, read now (only clients that keep versions
+   * for a reconnect's {@code initial_resource_versions} ask); "" if none, null for SotW.
+   */
+  String version(int k) throws IOException {
+    if (resourceOffset == null) {
+      return null;
+    }
+    if (scratch != null && scratch.reads != reuse) {
+      throw new IllegalStateException("response read after its buffer was reused");
+    }
+    long v = field(bytes, resourceOffset[k], resourceOffset[k] + resourceLength[k], 1);
+    return v < 0 ? "" : new String(bytes, (int) (v >>> 32), (int) v, StandardCharsets.UTF_8);
   }
 
   /** SotW: DiscoveryResponse {version_info=1, resources=2 (Any), type_url=4, nonce=5}. */
@@ -134,6 +155,8 @@ final class LightResponse {
     int[] index = new int[16];
     int[] offset = new int[16];
     int[] length = new int[16];
+    int[] resOffset = delta ? new int[16] : null;
+    int[] resLength = delta ? new int[16] : null;
     Wire in = new Wire(bytes, 0, size);
     while (in.more()) {
       int tag = in.varint32();
@@ -153,6 +176,14 @@ final class LightResponse {
             index = Arrays.copyOf(index, n * 2);
             offset = Arrays.copyOf(offset, n * 2);
             length = Arrays.copyOf(length, n * 2);
+            if (delta) {
+              resOffset = Arrays.copyOf(resOffset, n * 2);
+              resLength = Arrays.copyOf(resLength, n * 2);
+            }
+          }
+          if (delta) {
+            resOffset[n] = start;
+            resLength[n] = len;
           }
           // SotW: the element is an Any; Delta: a Resource whose field 2 is the Any.
           long any = delta ? field(bytes, start, start + len, 2) : ((long) start << 32) | len;
@@ -165,7 +196,7 @@ final class LightResponse {
       }
     }
     return new LightResponse(typeUrl, version, nonce, bytes, size, n, index, offset, length,
-        scratch);
+        resOffset, resLength, scratch);
   }
 
   /** (offset << 32 | length) of the first length-delimited field {@code number} in [from, to), or -1. */
