@@ -60,14 +60,14 @@ final class ApplyCommand implements Callable<Integer> {
           + "URL; to check files without etcd use `meridian validate --config " + config + "`");
     }
     EtcdTarget target = etcd.target(spec, config);
-    ConfigLoader.Loaded loaded;
-    try {
-      loaded = new ConfigLoader().load(files);
-    } catch (ConfigException e) {
-      err.println("meridian: invalid config, nothing written: " + e.getMessage());
-      return 2;
-    }
     try (Client client = EtcdCli.connect(target)) {
+      ConfigLoader.Loaded loaded;
+      try {
+        loaded = new ConfigLoader().load(files);
+      } catch (ConfigException e) {
+        err.println("meridian: invalid config, nothing written: " + e.getMessage());
+        return 2;
+      }
       EtcdApply.Result r = new EtcdApply(client, target).apply(loaded.config(), prune, dryRun,
           referenceCheck);
       for (EtcdApply.Change c : r.changes()) {
@@ -90,6 +90,9 @@ final class ApplyCommand implements Callable<Integer> {
     } catch (java.io.IOException e) {
       err.println("meridian: " + e.getMessage()); // the TLS files: a usage problem, as for serve
       return 2;
+    } catch (RuntimeException e) {
+      err.println("meridian: apply failed, nothing written: " + e);
+      return 1;
     }
   }
 }

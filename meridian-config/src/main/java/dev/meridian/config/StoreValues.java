@@ -3,7 +3,6 @@ package dev.meridian.config;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import dev.meridian.protocol.EnvoyTypeRegistry;
 import dev.meridian.protocol.NodeMatcher;
 import dev.meridian.protocol.SecretAccess;
 import dev.meridian.protocol.ServedConfig;
@@ -23,10 +22,12 @@ import java.util.TreeMap;
  */
 public final class StoreValues {
   private final StoreLayout layout;
-  private final JsonFormat.Printer printer =
-      // Map entries (Struct fields, metadata) sorted: the same resource is the same text
-      // whichever order its keys were written in.
-      EnvoyTypeRegistry.get().printer().omittingInsignificantWhitespace().sortingMapKeys();
+  /** The types packed in {@code Any}s so far: the printer knows only these (see {@link #printer}). */
+  private final List<com.google.protobuf.Descriptors.Descriptor> types = new ArrayList<>();
+  private final java.util.Set<String> known = new java.util.HashSet<>();
+  private final Map<com.google.protobuf.Descriptors.Descriptor, Boolean> holdsAny =
+      new java.util.HashMap<>();
+  private JsonFormat.Printer printer;
 
   public StoreValues(StoreLayout layout) {
     this.layout = layout;
@@ -67,11 +68,93 @@ public final class StoreValues {
       m = b.build();
     }
     try {
-      return printer.print(Any.pack(m));
+      Any packed = Any.pack(m);
+      return printer(packed).print(packed);
     } catch (InvalidProtocolBufferException e) {
       throw new IllegalArgumentException(r.type().shortName() + " '" + r.name()
           + "' cannot be printed as JSON: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * A printer that knows every type packed in {@code m}'s {@code Any}s (typed_config, ...),
+   * found through the same resolver the loader reads with: not Envoy's whole API, whose scan
+   * costs a command like {@code apply} most of a second on 2 cores. Map entries (Struct fields,
+   * metadata) are sorted: the same resource is the same text whichever order its keys were
+   * written in.
+   */
+  private JsonFormat.Printer printer(com.google.protobuf.Message m) {
+    int before = known.size();
+    collect(m);
+    if (printer == null || known.size() != before) {
+      printer = JsonFormat.printer()
+          .usingTypeRegistry(JsonFormat.TypeRegistry.newBuilder().add(types).build())
+          .preservingProtoFieldNames()
+          .omittingInsignificantWhitespace().sortingMapKeys();
+    }
+    return printer;
+  }
+
+  /** Adds the types of every {@code Any} inside {@code m} (nested ones too). */
+  private void collect(com.google.protobuf.Message m) {
+    if (!holdsAny(m.getDescriptorForType())) {
+      return;
+    }
+    if (m.getDescriptorForType().getFullName().equals(Any.getDescriptor().getFullName())) {
+      String url = (String) m.getField(m.getDescriptorForType().findFieldByName("type_url"));
+      String name = url.substring(url.lastIndexOf('/') + 1);
+      com.google.protobuf.Descriptors.Descriptor d = dev.meridian.protocol.TypeResolver.shared()
+          .find(name);
+      if (d == null) {
+        return; // printing says which type is unknown
+      }
+      if (known.add(name)) {
+        types.add(d);
+      }
+      try {
+        collect(com.google.protobuf.DynamicMessage.parseFrom(d,
+            (com.google.protobuf.ByteString) m.getField(
+                m.getDescriptorForType().findFieldByName("value"))));
+      } catch (InvalidProtocolBufferException e) {
+        return; // printing reports it
+      }
+      return;
+    }
+    m.getAllFields().forEach((f, v) -> {
+      if (f.getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) {
+        return;
+      }
+      if (f.isRepeated()) {
+        for (Object e : (List<?>) v) {
+          collect((com.google.protobuf.Message) e);
+        }
+      } else {
+        collect((com.google.protobuf.Message) v);
+      }
+    });
+  }
+
+  /** Whether a message of this type can contain an {@code Any} at any depth. */
+  private boolean holdsAny(com.google.protobuf.Descriptors.Descriptor d) {
+    return holdsAny.computeIfAbsent(d, t -> reachesAny(t, new java.util.HashSet<>()));
+  }
+
+  /** A walk of the type graph (types may be recursive): is {@code Any} reachable from {@code d}? */
+  private static boolean reachesAny(com.google.protobuf.Descriptors.Descriptor d,
+      java.util.Set<com.google.protobuf.Descriptors.Descriptor> seen) {
+    if (d.getFullName().equals(Any.getDescriptor().getFullName())) {
+      return true;
+    }
+    if (!seen.add(d)) {
+      return false; // explored, or being explored, by this walk
+    }
+    for (com.google.protobuf.Descriptors.FieldDescriptor f : d.getFields()) {
+      if (f.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE
+          && reachesAny(f.getMessageType(), seen)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A group definition: {@code {"match": {...}, "order": N}}. */

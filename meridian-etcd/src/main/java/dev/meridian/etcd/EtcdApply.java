@@ -96,7 +96,12 @@ public final class EtcdApply {
    */
   public Result apply(ServedConfig files, boolean prune, boolean dryRun,
       ReferenceCheck referenceCheck) throws Invalid, Failed, InterruptedException {
-    Map<String, String> fromFiles = values.entriesOf(files);
+    Map<String, String> fromFiles;
+    try {
+      fromFiles = values.entriesOf(files);
+    } catch (IllegalArgumentException e) {
+      throw new Invalid(List.of(e.getMessage())); // a resource JSON cannot express
+    }
     for (int attempt = 1; ; attempt++) {
       GetResponse stored = read();
       long revision = stored.getHeader().getRevision();

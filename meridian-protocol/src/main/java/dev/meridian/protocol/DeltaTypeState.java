@@ -87,6 +87,12 @@ final class DeltaTypeState extends TypeState {
     if (first) {
       // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
       req.getInitialResourceVersionsMap().forEach(edit::put);
+      if (!req.getInitialResourceVersionsMap().isEmpty()) {
+        // ...and runs: it ACKed them on its last stream (as a SotW reconnect's version says).
+        VersionMap.Editor runs = acked.edit();
+        req.getInitialResourceVersionsMap().forEach(runs::put);
+        acked = runs.commit();
+      }
       heldOnReconnect(req.getInitialResourceVersionsMap()::forEach, snapshot);
       dirtyAll = true;
     }

@@ -293,6 +293,22 @@ class DeltaStreamTest {
         .putInitialResourceVersions("b", endpoints("b", 2).version())))).isEmpty();
   }
 
+  /** Issue 21: a client resumed on another replica shows in sync (/clients), not only quiet. */
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void reconnectHoldingEverythingRunsWhatItHolds(Variant v) {
+    ServedConfig cfg = config(endpoints("a", 1), endpoints("b", 2));
+    DeltaPeer peer = v.peer(EDS, cfg);
+    peer.send(req(EDS).addResourceNamesSubscribe("a").addResourceNamesSubscribe("b")
+        .putInitialResourceVersions("a", endpoints("a", 1).version())
+        .putInitialResourceVersions("b", endpoints("b", 2).version()));
+    XdsStream.TypeStatus status = peer.stream.status().stream()
+        .filter(s -> s.type() == EDS).findFirst().orElseThrow();
+    assertThat(status.ackedResourceVersions()).containsEntry("a", endpoints("a", 1).version())
+        .containsEntry("b", endpoints("b", 2).version());
+    assertThat(status.pendingNonce()).isNull();
+  }
+
   @ParameterizedTest
   @EnumSource(Variant.class)
   void listenersAndClustersAreNotHardWiredAsWildcard(Variant v) {
