@@ -212,6 +212,10 @@ class EtcdReplicasTest {
     HttpResult ready = get(s, "/readyz");
     assertThat(ready.code()).isEqualTo(503);
     assertThat(ready.body()).contains("waiting for the first config from " + url);
+    io.grpc.health.v1.HealthGrpc.HealthBlockingStub health =
+        io.grpc.health.v1.HealthGrpc.newBlockingStub(channel(s));
+    assertThat(health.check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
+        .getStatus()).isEqualTo(io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
     RawXdsClient.Sotw early = keep(RawXdsClient.sotwAds(channel(s), "early"));
     early.send(ResourceType.CLUSTER, "", "");
     assertThat(early.awaitClose().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -220,6 +224,8 @@ class EtcdReplicasTest {
     assertThat(run("apply", "--config", url, "-f", file("a.yaml", config(1, 80)).toString())
         .code()).isZero();
     await("ready after the first load", s::isReady);
+    assertThat(health.check(io.grpc.health.v1.HealthCheckRequest.getDefaultInstance())
+        .getStatus()).isEqualTo(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     RawXdsClient.Sotw c = keep(RawXdsClient.sotwAds(channel(s), "later"));
     assertThat(c.subscribe(ResourceType.CLUSTER).getResourcesCount()).isEqualTo(1);
   }

@@ -3,6 +3,7 @@ package dev.meridian.server;
 import dev.meridian.config.ConfigException;
 import dev.meridian.config.ConfigLoader;
 import dev.meridian.config.ConfigSource;
+import io.grpc.protobuf.services.HealthStatusManager;
 import dev.meridian.config.ConfigWatcher;
 import dev.meridian.config.ConfigChecks;
 import dev.meridian.protocol.LogLine;
@@ -255,6 +256,12 @@ public final class MeridianServer implements AutoCloseable {
   private ServerTls tls;
   private static final long TLS_RELOAD_MILLIS = 1000;
   private volatile boolean serving;
+  /**
+   * The standard gRPC health service on the xDS port: SERVING exactly when {@code /readyz} says
+   * ready, so gRPC probes and load balancers need not reach the admin port.
+   */
+  private final io.grpc.protobuf.services.HealthStatusManager health =
+      new io.grpc.protobuf.services.HealthStatusManager();
   private final java.util.concurrent.atomic.AtomicBoolean closing =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
@@ -325,6 +332,7 @@ public final class MeridianServer implements AutoCloseable {
       throw e;
     }
     serving = true;
+    updateHealth();
     // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
     ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     if (tls != null) {
@@ -411,6 +419,7 @@ public final class MeridianServer implements AutoCloseable {
           hub.register(publisher.listener());
         }
         hub.metrics().reload(true);
+        updateHealth();
         LOG.log(System.Logger.Level.INFO, LogLine.of(first ? "config_load" : "config_reload")
             .kv("result", "ok").kv("source", source.describe())
             .kv("revision", revision)
@@ -483,6 +492,9 @@ public final class MeridianServer implements AutoCloseable {
         options.heartbeats(), options.allowPlaintextSecrets())) {
       b.addService(d);
     }
+    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
+        io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    b.addService(health.getHealthService());
     CsdsService csds = new CsdsService(hub, streamPool);
     b.addService(tls != null && tls.requiresClientCertificates()
         ? io.grpc.ServerInterceptors.intercept(csds, new CsdsAccess(options.csdsIdentity()))
@@ -547,6 +559,7 @@ public final class MeridianServer implements AutoCloseable {
       return;
     }
     serving = false;
+    health.enterTerminalState(); // NOT_SERVING from the first instant of a shutdown, as /readyz
     ticker.shutdownNow();
     long started = System.nanoTime();
     int streams = hub.registry().size();
@@ -585,6 +598,15 @@ public final class MeridianServer implements AutoCloseable {
         .kv("forced", forced)
         .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());
     closed.countDown();
+  }
+
+  /** The gRPC health service follows readiness; after a shutdown began it stays NOT_SERVING. */
+  private synchronized void updateHealth() {
+    if (!closing.get()) {
+      health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, isReady()
+          ? io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING
+          : io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    }
   }
 
   /** Readiness ({@code /readyz}): the config is loaded, gRPC is serving and no shutdown began. */

@@ -21,7 +21,8 @@ final class NotLoadedYet implements ServerInterceptor {
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
       ServerCallHandler<Q, R> next) {
-    if (!hub.isLoaded()) {
+    if (!hub.isLoaded() && !call.getMethodDescriptor().getServiceName()
+        .equals(io.grpc.health.v1.HealthGrpc.SERVICE_NAME)) { // health says NOT_SERVING itself
       // The store's address stays out of it: any client can read this.
       call.close(Status.UNAVAILABLE.withDescription("no config loaded yet; retry, or use "
           + "another replica"), new Metadata());
