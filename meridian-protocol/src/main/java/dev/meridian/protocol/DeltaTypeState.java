@@ -88,12 +88,10 @@ final class DeltaTypeState extends TypeState {
       // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
       req.getInitialResourceVersionsMap().forEach(edit::put);
       if (!req.getInitialResourceVersionsMap().isEmpty()) {
-        // ...and runs: it ACKed them on its last stream (as a SotW reconnect's version says).
-        VersionMap.Editor runs = acked.edit();
-        req.getInitialResourceVersionsMap().forEach(runs::put);
-        acked = runs.commit();
+        VersionMap.Editor holds = VersionMap.EMPTY.edit();
+        req.getInitialResourceVersionsMap().forEach(holds::put);
+        resumed(holds.commit(), snapshot);
       }
-      heldOnReconnect(req.getInitialResourceVersionsMap()::forEach, snapshot);
       dirtyAll = true;
     }
     Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),

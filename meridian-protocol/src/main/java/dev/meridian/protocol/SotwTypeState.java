@@ -136,10 +136,9 @@ final class SotwTypeState extends TypeState {
         // Reconnect (spec "Versioning and Node Identifier"): the client already holds exactly this
         // view under the same subscription, so nothing is resent.
         sent = view(snapshot);
-        heldOnReconnect(sent::forEach, snapshot);
+        resumed(sent, snapshot);
         sentVersionInfo = clientVersion;
         ackedVersion = clientVersion;
-        acked = sent;
         owesResponse = false;
       } else if (type.fullStateInSotw()) {
         owesResponse = true;

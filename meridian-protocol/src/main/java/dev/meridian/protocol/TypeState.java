@@ -216,17 +216,17 @@ abstract class TypeState {
 
   /**
    * A new stream's client proved it holds these (name, version) pairs (a reconnect: SotW
-   * version_info, Delta initial_resource_versions) and is sent none of them again. Their TTLs
-   * run on from whenever the old stream, perhaps another replica's, last refreshed them, which
-   * this one cannot know: those with a TTL are heartbeated at the next tick (spec "TTL"; issue
-   * 21), then at the usual interval.
+   * version_info, Delta initial_resource_versions): it runs them, having ACKed them on its last
+   * stream, and is sent none of them again. Their TTLs run on from whenever the old stream,
+   * perhaps another replica's, last refreshed them, which this one cannot know: those with a TTL
+   * are heartbeated at the next tick (spec "TTL"; issue 21), then at the usual interval.
    */
-  final void heldOnReconnect(java.util.function.Consumer<java.util.function.BiConsumer<String,
-      String>> holds, TypeSnapshot snapshot) {
+  final void resumed(VersionMap holds, TypeSnapshot snapshot) {
+    acked = holds;
     if (!ttlEnabled()) {
       return;
     }
-    holds.accept((name, version) -> {
+    holds.forEach((name, version) -> {
       XdsResource r = snapshot.get(name);
       if (r != null && r.ttl() != null && r.version().equals(version)) {
         ttlSentAt.put(name, java.time.Instant.MIN); // due now
