@@ -44,6 +44,16 @@ public final class ConfigLoader {
       "nodeCluster", "node_cluster", "identity", "identity");
 
   private Map<String, XdsResource> cache = new HashMap<>();
+
+  public ConfigLoader() {}
+
+  /**
+   * A loader that already knows these resources by their stored text ({@link StoreValues}):
+   * {@link #loadStored} reuses them instead of parsing the same text again.
+   */
+  public ConfigLoader(Map<String, XdsResource> byStoredText) {
+    cache = new HashMap<>(byStoredText);
+  }
   /** What the last load served: its snapshots of unchanged types are kept (Snapshot.of). */
   private ServedConfig last = ServedConfig.empty();
   /** Resources built (and so serialized) by this loader's loads; read by other threads. */

@@ -22,6 +22,8 @@ import java.util.TreeMap;
  */
 public final class StoreValues {
   private final StoreLayout layout;
+  /** Every resource {@link #entriesOf} stored, by its text. */
+  private final Map<String, XdsResource> printed = new java.util.HashMap<>();
   /** The types packed in {@code Any}s so far: the printer knows only these (see {@link #printer}). */
   private final List<com.google.protobuf.Descriptors.Descriptor> types = new ArrayList<>();
   private final java.util.Set<String> known = new java.util.HashSet<>();
@@ -51,9 +53,19 @@ public final class StoreValues {
   private void put(Map<String, String> out, String group, dev.meridian.protocol.Snapshot s) {
     for (dev.meridian.protocol.ResourceType t : dev.meridian.protocol.ResourceType.all()) {
       for (XdsResource r : s.get(t).list()) {
-        out.put(layout.resourceKey(group, r.type(), r.name()), resource(r));
+        String text = resource(r);
+        out.put(layout.resourceKey(group, r.type(), r.name()), text);
+        printed.put(text, r);
       }
     }
+  }
+
+  /**
+   * The resources {@link #entriesOf} has stored, by their text: a loader given them
+   * ({@link ConfigLoader#ConfigLoader(Map)}) does not parse that text again.
+   */
+  public Map<String, XdsResource> printed() {
+    return java.util.Collections.unmodifiableMap(printed);
   }
 
   /** A resource as its stored JSON: the Resource wrapper when it has a TTL or aliases. */

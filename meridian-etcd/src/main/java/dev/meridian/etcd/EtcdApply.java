@@ -227,7 +227,8 @@ public final class EtcdApply {
       throws Invalid {
     ConfigLoader.Loaded loaded;
     try {
-      loaded = new ConfigLoader().loadStored(layout, result);
+      // The files' resources are known by their text: only stored-only values are parsed.
+      loaded = new ConfigLoader(values.printed()).loadStored(layout, result);
     } catch (ConfigException e) {
       throw new Invalid(e.problems());
     }
