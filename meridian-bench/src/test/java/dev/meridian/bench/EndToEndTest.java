@@ -2,7 +2,7 @@ package dev.meridian.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.server.MeridianServer;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;

@@ -2,9 +2,9 @@ package dev.meridian.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.protocol.Snapshot;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.Snapshot;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -3,7 +3,7 @@ package dev.meridian.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.server.MeridianServer;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import java.net.URI;

@@ -1,11 +1,11 @@
 package dev.meridian.cli;
 
-import dev.meridian.config.ConfigException;
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.config.ReferenceCheck;
-import dev.meridian.etcd.EtcdApply;
-import dev.meridian.etcd.EtcdCli;
-import dev.meridian.etcd.EtcdTarget;
+import dev.meridian.internal.config.ConfigException;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.etcd.EtcdApply;
+import dev.meridian.internal.etcd.EtcdCli;
+import dev.meridian.internal.etcd.EtcdTarget;
 import io.etcd.jetcd.Client;
 import java.io.PrintWriter;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package dev.meridian.cli;
 
-import dev.meridian.config.ReferenceCheck;
-import dev.meridian.server.FilePublisher;
+import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.server.FilePublisher;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Locale;

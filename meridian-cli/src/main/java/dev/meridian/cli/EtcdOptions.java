@@ -1,6 +1,6 @@
 package dev.meridian.cli;
 
-import dev.meridian.etcd.EtcdTarget;
+import dev.meridian.internal.etcd.EtcdTarget;
 import java.nio.file.Path;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

@@ -1,10 +1,10 @@
 package dev.meridian.cli;
 
-import dev.meridian.config.ConfigException;
-import dev.meridian.etcd.EtcdApply;
-import dev.meridian.etcd.EtcdCli;
-import dev.meridian.etcd.EtcdExport;
-import dev.meridian.etcd.EtcdTarget;
+import dev.meridian.internal.config.ConfigException;
+import dev.meridian.internal.etcd.EtcdApply;
+import dev.meridian.internal.etcd.EtcdCli;
+import dev.meridian.internal.etcd.EtcdExport;
+import dev.meridian.internal.etcd.EtcdTarget;
 import io.etcd.jetcd.Client;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

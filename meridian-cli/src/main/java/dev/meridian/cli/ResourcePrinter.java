@@ -7,7 +7,7 @@ import com.google.gson.JsonParser;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.meridian.client.ResourceUpdate;
-import dev.meridian.protocol.EnvoyTypeRegistry;
+import dev.meridian.internal.protocol.EnvoyTypeRegistry;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.yaml.snakeyaml.DumperOptions;

@@ -1,11 +1,11 @@
 package dev.meridian.cli;
 
-import dev.meridian.config.ConfigException;
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.etcd.EtcdTarget;
-import dev.meridian.config.ReferenceCheck;
-import dev.meridian.server.FilePublisher;
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.config.ConfigException;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.etcd.EtcdTarget;
+import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.server.FilePublisher;
+import dev.meridian.internal.server.MeridianServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
@@ -171,11 +171,11 @@ final class ServeCommand implements Callable<Integer> {
           "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
     }
     Logging.configure(logLevel);
-    dev.meridian.etcd.EtcdConfigSource store = null;
+    dev.meridian.internal.etcd.EtcdConfigSource store = null;
     if (EtcdTarget.isEtcd(config)) {
       EtcdTarget target = etcd.target(spec, config);
       try {
-        store = new dev.meridian.etcd.EtcdConfigSource(target, new ConfigLoader()).connect();
+        store = new dev.meridian.internal.etcd.EtcdConfigSource(target, new ConfigLoader()).connect();
       } catch (java.io.IOException e) {
         System.err.println("meridian: " + e.getMessage());
         return 2;

@@ -1,10 +1,10 @@
 package dev.meridian.cli;
 
-import dev.meridian.config.ConfigChecks;
-import dev.meridian.config.ConfigException;
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.config.GrpcProfile;
-import dev.meridian.config.ReferenceCheck;
+import dev.meridian.internal.config.ConfigChecks;
+import dev.meridian.internal.config.ConfigException;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.config.GrpcProfile;
+import dev.meridian.internal.config.ReferenceCheck;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;

@@ -2,9 +2,9 @@ package dev.meridian.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.protocol.EnvoyTypeRegistry;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.server.FilePublisher;
+import dev.meridian.internal.protocol.EnvoyTypeRegistry;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.server.FilePublisher;
 import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.ApiConfigSource;

@@ -1,10 +1,10 @@
 package dev.meridian.cli;
 
-import static dev.meridian.protocol.ResourceType.CLUSTER;
-import static dev.meridian.protocol.ResourceType.LISTENER;
+import static dev.meridian.internal.protocol.ResourceType.CLUSTER;
+import static dev.meridian.internal.protocol.ResourceType.LISTENER;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.ConfigFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

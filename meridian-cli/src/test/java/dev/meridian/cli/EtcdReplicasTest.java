@@ -2,11 +2,11 @@ package dev.meridian.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.etcd.EtcdConfigSource;
-import dev.meridian.etcd.EtcdTarget;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.etcd.EtcdConfigSource;
+import dev.meridian.internal.etcd.EtcdTarget;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.EtcdProcess;
 import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;

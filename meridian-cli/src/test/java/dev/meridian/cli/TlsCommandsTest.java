@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.protocol.HeartbeatPolicy;
-import dev.meridian.server.DiscoveryHub;
-import dev.meridian.server.XdsServices;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.protocol.HeartbeatPolicy;
+import dev.meridian.internal.server.DiscoveryHub;
+import dev.meridian.internal.server.XdsServices;
 import dev.meridian.testing.TestCerts;
 import dev.meridian.testing.TlsServers;
 import io.envoyproxy.envoy.config.core.v3.Node;

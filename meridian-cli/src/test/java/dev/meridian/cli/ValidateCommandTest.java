@@ -2,7 +2,7 @@ package dev.meridian.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.server.MeridianServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;

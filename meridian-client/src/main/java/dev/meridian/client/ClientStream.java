@@ -1,6 +1,6 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
+import dev.meridian.internal.protocol.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.Status;
 import java.time.Duration;
@@ -192,7 +192,7 @@ abstract class ClientStream<Q> {
    */
   final String failedToApply(ResourceType type, RuntimeException e) {
     LOG.log(System.Logger.Level.WARNING, "failed to apply a " + type.abbreviation() + " response", e);
-    return dev.meridian.protocol.Nack.bound("failed to apply the response: " + e);
+    return dev.meridian.internal.protocol.Nack.bound("failed to apply the response: " + e);
   }
 
   /** Transport events of stream generation {@code gen}, hopped onto the client's context. */

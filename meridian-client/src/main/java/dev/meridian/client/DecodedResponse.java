@@ -4,7 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
-import dev.meridian.protocol.ResourceType;
+import dev.meridian.internal.protocol.ResourceType;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -133,9 +133,9 @@ final class DecodedResponse {
     errors.add(message);
   }
 
-  /** The errors as one NACK message, bounded (see {@link dev.meridian.protocol.Nack#bound}). */
+  /** The errors as one NACK message, bounded (see {@link dev.meridian.internal.protocol.Nack#bound}). */
   String errorDetail() {
-    return dev.meridian.protocol.Nack.bound(
+    return dev.meridian.internal.protocol.Nack.bound(
         "rejected " + errors.size() + " problem(s): " + String.join("; ", errors));
   }
 }

@@ -1,8 +1,8 @@
 package dev.meridian.client;
 
 import com.google.rpc.Code;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.protocol.Subscription;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.Subscription;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.grpc.Status;

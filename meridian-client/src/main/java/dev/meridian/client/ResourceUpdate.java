@@ -2,8 +2,8 @@ package dev.meridian.client;
 
 import com.google.protobuf.Duration;
 import com.google.protobuf.Message;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.protocol.XdsResource;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.XdsResource;
 
 /**
  * A resource as the client accepted it.

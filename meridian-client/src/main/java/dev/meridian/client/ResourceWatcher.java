@@ -1,6 +1,6 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
+import dev.meridian.internal.protocol.ResourceType;
 
 /**
  * Told about one resource (or, for a wildcard watch, every resource of a type). Callbacks run

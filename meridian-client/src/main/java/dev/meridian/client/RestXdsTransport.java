@@ -2,8 +2,8 @@ package dev.meridian.client;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.util.JsonFormat;
-import dev.meridian.protocol.EnvoyTypeRegistry;
-import dev.meridian.protocol.ResourceType;
+import dev.meridian.internal.protocol.EnvoyTypeRegistry;
+import dev.meridian.internal.protocol.ResourceType;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;

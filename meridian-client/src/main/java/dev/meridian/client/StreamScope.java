@@ -1,6 +1,6 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
+import dev.meridian.internal.protocol.ResourceType;
 import java.util.Objects;
 
 /**

@@ -1,7 +1,7 @@
 package dev.meridian.client;
 
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.protocol.XdsResource;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.XdsResource;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.ArrayList;

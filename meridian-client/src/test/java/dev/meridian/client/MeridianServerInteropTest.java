@@ -2,8 +2,8 @@ package dev.meridian.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.ConfigFiles;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import java.nio.file.Files;

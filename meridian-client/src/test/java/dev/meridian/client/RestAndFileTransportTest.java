@@ -6,9 +6,9 @@ import com.google.protobuf.Any;
 import com.google.protobuf.TextFormat;
 import com.google.protobuf.util.JsonFormat;
 import com.sun.net.httpserver.HttpServer;
-import dev.meridian.protocol.EnvoyTypeRegistry;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.protocol.EnvoyTypeRegistry;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.ConfigFiles;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;
@@ -199,7 +199,7 @@ class RestAndFileTransportTest {
     Files.writeString(config, "resources:\n" + cluster("published", 1));
     Path out = dir.resolve("out");
     server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 100)
-        .withPublish(out, dev.meridian.server.FilePublisher.Format.YAML)).start();
+        .withPublish(out, dev.meridian.internal.server.FilePublisher.Format.YAML)).start();
     client = client(Node.newBuilder().setId("f").build(), FileXdsTransport.forPublishDir(out, "default"));
     RecordingWatcher w = new RecordingWatcher();
     client.watchAll(ResourceType.CLUSTER, w);

@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
-import dev.meridian.protocol.ResourceType;
+import dev.meridian.internal.protocol.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
@@ -124,7 +124,7 @@ class XdsClientSotwTest {
     assertThat(msg).contains("no-routes").contains("neither rds nor route_config")
         .contains("duplicate resource name dup").contains("does not match")
         .contains("cannot parse");
-    assertThat(msg.length()).isLessThanOrEqualTo(dev.meridian.protocol.Nack.MAX_MESSAGE + 40);
+    assertThat(msg.length()).isLessThanOrEqualTo(dev.meridian.internal.protocol.Nack.MAX_MESSAGE + 40);
     assertThat(w.latest).containsOnlyKeys("good");
   }
 
@@ -149,7 +149,7 @@ class XdsClientSotwTest {
     }
     call().respond(b.build());
     String msg = call().next().getErrorDetail().getMessage();
-    assertThat(msg).hasSizeLessThan(dev.meridian.protocol.Nack.MAX_MESSAGE + 100);
+    assertThat(msg).hasSizeLessThan(dev.meridian.internal.protocol.Nack.MAX_MESSAGE + 100);
   }
 
   // Spec "Knowing When a Requested Resource Does Not Exist".

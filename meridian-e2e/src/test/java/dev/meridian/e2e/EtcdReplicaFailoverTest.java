@@ -2,13 +2,13 @@ package dev.meridian.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.config.ReferenceCheck;
-import dev.meridian.etcd.EtcdApply;
-import dev.meridian.etcd.EtcdCli;
-import dev.meridian.etcd.EtcdConfigSource;
-import dev.meridian.etcd.EtcdTarget;
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.etcd.EtcdApply;
+import dev.meridian.internal.etcd.EtcdCli;
+import dev.meridian.internal.etcd.EtcdConfigSource;
+import dev.meridian.internal.etcd.EtcdTarget;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.EtcdProcess;
 import io.etcd.jetcd.Client;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.admin.v3.ClientResourceStatus;

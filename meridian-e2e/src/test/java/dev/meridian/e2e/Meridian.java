@@ -1,6 +1,6 @@
 package dev.meridian.e2e;
 
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.ConfigFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -2,7 +2,7 @@ package dev.meridian.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.TestCerts;
 import io.grpc.ChannelCredentials;
 import io.grpc.TlsChannelCredentials;

@@ -2,9 +2,9 @@ package dev.meridian.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.config.GrpcProfile;
-import dev.meridian.server.MeridianServer;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.config.GrpcProfile;
+import dev.meridian.internal.server.MeridianServer;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.admin.v3.ClientResourceStatus;
 import io.grpc.xds.shaded.io.envoyproxy.envoy.service.status.v3.ClientConfig.GenericXdsConfig;
 import java.nio.file.Files;

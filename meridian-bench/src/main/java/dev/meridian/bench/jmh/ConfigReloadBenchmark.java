@@ -1,11 +1,11 @@
 package dev.meridian.bench.jmh;
 
 import dev.meridian.bench.Fleet;
-import dev.meridian.config.ConfigException;
-import dev.meridian.config.ConfigLoader;
-import dev.meridian.config.ReferenceCheck;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.protocol.ServedConfig;
+import dev.meridian.internal.config.ConfigException;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.ServedConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

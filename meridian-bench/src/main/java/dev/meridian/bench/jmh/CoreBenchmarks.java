@@ -1,16 +1,16 @@
 package dev.meridian.bench.jmh;
 
 import dev.meridian.bench.Fleet;
-import dev.meridian.protocol.DeltaStream;
-import dev.meridian.protocol.Outcome;
-import dev.meridian.protocol.ResourceType;
-import dev.meridian.protocol.ServedConfig;
-import dev.meridian.protocol.Sharing;
-import dev.meridian.protocol.Snapshot;
-import dev.meridian.protocol.SotwStream;
-import dev.meridian.protocol.Versions;
-import dev.meridian.protocol.XdsResource;
-import dev.meridian.protocol.XdsStream;
+import dev.meridian.internal.protocol.DeltaStream;
+import dev.meridian.internal.protocol.Outcome;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.ServedConfig;
+import dev.meridian.internal.protocol.Sharing;
+import dev.meridian.internal.protocol.Snapshot;
+import dev.meridian.internal.protocol.SotwStream;
+import dev.meridian.internal.protocol.Versions;
+import dev.meridian.internal.protocol.XdsResource;
+import dev.meridian.internal.protocol.XdsStream;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;

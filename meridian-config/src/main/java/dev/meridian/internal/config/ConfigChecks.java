@@ -1,0 +1,78 @@
+package dev.meridian.internal.config;
+
+import dev.meridian.internal.protocol.ServedConfig;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The checks {@code serve} runs on every config it loads, at start and on each reload. One
+ * function, called by the server and by {@code meridian validate}, so that validate says exactly
+ * what serve would do (issue 18, section 4).
+ */
+public final class ConfigChecks {
+  private ConfigChecks() {}
+
+  /** Which check found something; its label starts the finding's line in logs and output. */
+  public enum Check {
+    /** Not one resource in any group: every client would be sent an empty config. */
+    EMPTY_CONFIG("empty config"),
+    /** {@link ReferenceCheck}: a reference a client would wait on forever. */
+    DANGLING_REFERENCE("dangling reference"),
+    /** {@link GrpcProfile}, for a config with API listeners (meant for proxyless gRPC). */
+    GRPC_PROFILE("grpc profile");
+
+    final String label;
+
+    Check(String label) {
+      this.label = label;
+    }
+  }
+
+  public record Finding(Check check, String message) {
+    @Override
+    public String toString() {
+      return check.label + ": " + message;
+    }
+  }
+
+  /**
+   * What the checks found. A rejected config is not served (at start serve exits; on reload the
+   * last good config stays): {@code rejections} say why, and nothing else is checked.
+   */
+  public record Result(List<Finding> warnings, List<Finding> rejections) {
+    public boolean rejected() {
+      return !rejections.isEmpty();
+    }
+
+    /** The rejections' messages, as a {@link ConfigException} carries them. */
+    public List<String> rejectionMessages() {
+      return rejections.stream().map(Finding::message).toList();
+    }
+  }
+
+  /** Runs serve's checks on {@code config} with serve's {@code --reference-check} mode. */
+  public static Result run(ServedConfig config, ReferenceCheck referenceCheck) {
+    List<Finding> dangling = new ArrayList<>();
+    if (referenceCheck != ReferenceCheck.OFF) {
+      for (String p : ReferenceCheck.problems(config)) {
+        dangling.add(new Finding(Check.DANGLING_REFERENCE, p));
+      }
+    }
+    if (referenceCheck == ReferenceCheck.REJECT && !dangling.isEmpty()) {
+      return new Result(List.of(), List.copyOf(dangling));
+    }
+    List<Finding> warnings = new ArrayList<>();
+    if (config.resourceCount() == 0) {
+      warnings.add(new Finding(Check.EMPTY_CONFIG,
+          "no resources at all: every client would be sent an empty config"));
+    }
+    warnings.addAll(dangling);
+    // What grpc-java would NACK or ignore is a warning here, not a reason to refuse (issue 5).
+    if (GrpcProfile.servesGrpcClients(config)) {
+      for (GrpcProfile.Finding f : GrpcProfile.check(config)) {
+        warnings.add(new Finding(Check.GRPC_PROFILE, f.toString()));
+      }
+    }
+    return new Result(List.copyOf(warnings), List.of());
+  }
+}

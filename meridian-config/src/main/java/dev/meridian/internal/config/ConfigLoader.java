@@ -1,0 +1,765 @@
+package dev.meridian.internal.config;
+
+import com.google.protobuf.Message;
+import dev.meridian.internal.protocol.TypeResolver;
+import dev.meridian.internal.protocol.NodeMatcher;
+import dev.meridian.internal.protocol.SecretAccess;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.ServedConfig;
+import dev.meridian.internal.protocol.Snapshot;
+import dev.meridian.internal.protocol.XdsResource;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * Reads Meridian's config format (docs/config.md): a file, or a directory of {@code .yaml},
+ * {@code .yml} and {@code .json} files, each with {@code resources} and optional {@code groups}.
+ * A config with any problem is rejected as a whole, with every problem named.
+ *
+ * <p>Keeps the resources of the last good load, so a reload re-parses only resources whose text
+ * changed and unchanged resources keep their identity (and their one serialization). How many
+ * resources it had to build, each serialized once, is {@link #resourcesSerialized()}.
+ */
+public final class ConfigLoader {
+  private static final String RESOURCE_WRAPPER =
+      "type.googleapis.com/" + Resource.getDescriptor().getFullName();
+  // Lists: the order they are named in messages is stable.
+  private static final List<String> TOP_LEVEL_KEYS = List.of("resources", "groups",
+      "secret_access");
+  private static final List<String> SECRET_ACCESS_KEYS = List.of("secrets", "identities");
+  private static final List<String> GROUP_KEYS = List.of("name", "match", "resources");
+  private static final Map<String, String> MATCH_KEYS = Map.of(
+      "node_id", "node_id", "nodeId", "node_id", "node_cluster", "node_cluster",
+      "nodeCluster", "node_cluster", "identity", "identity");
+
+  private Map<String, XdsResource> cache = new HashMap<>();
+
+  public ConfigLoader() {}
+
+  /**
+   * A loader that already knows these resources by their stored text ({@link StoreValues}):
+   * {@link #loadStored} reuses them instead of parsing the same text again.
+   */
+  public ConfigLoader(Map<String, XdsResource> byStoredText) {
+    cache = new HashMap<>(byStoredText);
+  }
+  /** What the last load served: its snapshots of unchanged types are kept (Snapshot.of). */
+  private ServedConfig last = ServedConfig.empty();
+  /** Resources built (and so serialized) by this loader's loads; read by other threads. */
+  private final java.util.concurrent.atomic.AtomicLong serialized =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** The result of a successful load. */
+  public record Loaded(ServedConfig config, List<Path> files, int resources, int groups,
+      long loadMillis) {}
+
+  public Loaded load(Path path) throws ConfigException {
+    return load(read(path));
+  }
+
+  /**
+   * How many resources this loader has built over all its loads, failed ones included: each is
+   * serialized once, when it is built ({@link XdsResource#of}); every response that carries it
+   * reuses those bytes. A resource whose text is unchanged since the last good load is reused,
+   * not built again: so this grows by the new and changed resources of each load. The server
+   * exposes it as {@code meridian_resources_serialized_total}. Thread-safe.
+   */
+  public long resourcesSerialized() {
+    return serialized.get();
+  }
+
+  /**
+   * The config files at a path as read once (the watcher digests the same bytes it loads): each
+   * file's bytes, or why it could not be read.
+   */
+  public record Contents(List<Path> files, Map<Path, byte[]> bytes, Map<Path, String> unreadable) {
+    /** SHA-256 over the names and bytes: equal for identical content. */
+    public byte[] digest() {
+      try {
+        java.security.MessageDigest d = java.security.MessageDigest.getInstance("SHA-256");
+        for (Path p : files) {
+          d.update(p.toString().getBytes(StandardCharsets.UTF_8));
+          byte[] b = bytes.get(p);
+          d.update(b != null ? b : ("unreadable:" + unreadable.get(p)).getBytes(StandardCharsets.UTF_8));
+        }
+        return d.digest();
+      } catch (java.security.NoSuchAlgorithmException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  /** Reads the config files at {@code path}; a file that cannot be read is a problem of the load. */
+  public static Contents read(Path path) throws ConfigException {
+    List<Path> files = files(path);
+    Map<Path, byte[]> bytes = new HashMap<>();
+    Map<Path, String> unreadable = new HashMap<>();
+    for (Path f : files) {
+      try {
+        bytes.put(f, Files.readAllBytes(f));
+      } catch (IOException e) {
+        unreadable.put(f, String.valueOf(e.getMessage()));
+      }
+    }
+    return new Contents(files, bytes, unreadable);
+  }
+
+  public Loaded load(Contents contents) throws ConfigException {
+    long started = System.nanoTime();
+    List<Path> files = contents.files();
+    Map<String, XdsResource> nextCache = new HashMap<>();
+    List<String> problems = new ArrayList<>();
+    Map<String, GroupDraft> groups = new LinkedHashMap<>();
+    GroupDraft defaults = new GroupDraft(ServedConfig.DEFAULT_GROUP, null, null, 0);
+    List<SecretAccess.Rule> access = new ArrayList<>();
+    for (Path file : files) {
+      String text;
+      try {
+        byte[] b = contents.bytes().get(file);
+        if (b == null) {
+          throw new IOException(contents.unreadable().get(file));
+        }
+        text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(b)).toString();
+      } catch (IOException e) {
+        problems.add(file + ": cannot read: " + e.getMessage());
+        continue;
+      }
+      new FileReader(file.toString(), isJson(file), nextCache, problems, defaults, groups, access)
+          .read(text);
+    }
+    return assemble(files, defaults, groups.values(), access, nextCache, problems, started);
+  }
+
+  /** Builds the served config from the drafts, or throws every problem found. */
+  private Loaded assemble(List<Path> files, GroupDraft defaults, Iterable<GroupDraft> groups,
+      List<SecretAccess.Rule> access, Map<String, XdsResource> nextCache, List<String> problems,
+      long started) throws ConfigException {
+    if (!problems.isEmpty()) {
+      throw new ConfigException(problems);
+    }
+    List<ServedConfig.Group> built = new ArrayList<>();
+    int count = defaults.resources.size();
+    for (GroupDraft g : groups) {
+      built.add(new ServedConfig.Group(g.name, g.matcher,
+          Snapshot.of(g.resources, last.snapshot(g.name))));
+      count += g.resources.size();
+    }
+    cache = nextCache;
+    SecretAccess secretAccess = access.isEmpty() ? SecretAccess.NONE : new SecretAccess(access);
+    if (secretAccess.equals(last.secretAccess())) {
+      secretAccess = last.secretAccess(); // the same rules: streams keep their Secret views
+    }
+    last = new ServedConfig(Snapshot.of(defaults.resources, last.defaults()), built, secretAccess);
+    return new Loaded(last, files, count, built.size(),
+        (System.nanoTime() - started) / 1_000_000);
+  }
+
+  /**
+   * Loads a config kept in a key-value store under {@code layout}'s prefix: one key per resource,
+   * one per group definition, one for {@code secret_access} (docs/etcd.md). Every value is strict
+   * JSON. A problem names its key ({@code KEY:LINE:COLUMN: ...}); any problem rejects the whole
+   * config, as for files. A value unchanged since the last good load reuses the resource built
+   * then, so a reload costs what changed.
+   *
+   * @param entries every key under the prefix (full keys) and its value
+   */
+  public Loaded loadStored(StoreLayout layout, Map<String, String> entries)
+      throws ConfigException {
+    long started = System.nanoTime();
+    Map<String, XdsResource> nextCache = new HashMap<>();
+    List<String> problems = new ArrayList<>();
+    List<GroupDraft> groups = new ArrayList<>();
+    Map<String, Integer> order = new HashMap<>();
+    GroupDraft defaults = new GroupDraft(ServedConfig.DEFAULT_GROUP, null, null, 0);
+    List<SecretAccess.Rule> access = new ArrayList<>();
+    List<Map.Entry<String, StoreLayout.ResourceKey>> resources = new ArrayList<>();
+    for (Map.Entry<String, String> e : new java.util.TreeMap<>(entries).entrySet()) {
+      String key = e.getKey();
+      FileReader reader = new FileReader(key, true, nextCache, problems, defaults, Map.of(),
+          access);
+      StoreLayout.Key parsed = layout.parse(key);
+      if (parsed instanceof StoreLayout.ResourceKey r) {
+        resources.add(Map.entry(key, r));
+      } else if (parsed instanceof StoreLayout.GroupKey g) {
+        GroupDraft draft = reader.readStoredGroup(g.group(), e.getValue(), order);
+        if (draft != null) {
+          groups.add(draft);
+        }
+      } else if (parsed instanceof StoreLayout.SecretAccessKey) {
+        ConfigNode root = reader.readValue(e.getValue());
+        if (root != null) {
+          reader.readSecretAccess(root);
+        }
+      } else {
+        problems.add(key + ": " + ((StoreLayout.Unknown) parsed).why());
+      }
+    }
+    // Groups are tried in their stored order, then by name (the order of the files they came from).
+    groups.sort(java.util.Comparator.<GroupDraft>comparingInt(g -> order.get(g.name))
+        .thenComparing(g -> g.name));
+    Map<String, GroupDraft> byName = new HashMap<>();
+    groups.forEach(g -> byName.put(g.name, g));
+    for (Map.Entry<String, StoreLayout.ResourceKey> e : resources) {
+      String key = e.getKey();
+      StoreLayout.ResourceKey r = e.getValue();
+      GroupDraft into = r.group().equals(ServedConfig.DEFAULT_GROUP) ? defaults
+          : byName.get(r.group());
+      if (into == null) {
+        problems.add(key + ": group '" + r.group() + "' is not defined (no key "
+            + layout.groupKey(r.group()) + ")");
+        continue;
+      }
+      FileReader reader = new FileReader(key, true, nextCache, problems, defaults, Map.of(),
+          access);
+      String value = entries.get(key);
+      XdsResource resource = reader.cached(value);
+      if (resource == null) {
+        ConfigNode tree = reader.readValue(value);
+        resource = tree == null ? null : reader.build(value, tree, "resource");
+      }
+      if (resource == null) {
+        continue;
+      }
+      if (resource.type() != r.type() || !resource.name().equals(r.name())) {
+        problems.add(key + ": holds " + resource.type().shortName() + " '" + resource.name()
+            + "', which belongs at " + layout.resourceKey(r.group(), resource.type(),
+                resource.name()));
+        continue;
+      }
+      into.resources.add(resource);
+    }
+    return assemble(List.of(), defaults, groups, access, nextCache, problems, started);
+  }
+
+  /** The config files at {@code path}: the file itself, or a directory's config files, sorted. */
+  public static List<Path> files(Path path) throws ConfigException {
+    if (!Files.exists(path)) {
+      throw new ConfigException(path + ": no such file or directory");
+    }
+    if (!Files.isDirectory(path)) {
+      return List.of(path);
+    }
+    try (Stream<Path> s = Files.list(path)) {
+      return s.filter(p -> isConfigName(p.getFileName()))
+          .filter(Files::isRegularFile)
+          .sorted()
+          .toList();
+    } catch (IOException e) {
+      throw new ConfigException(path + ": cannot list directory: " + e.getMessage());
+    }
+  }
+
+  /** Whether a directory's entry of this name is a config file (not hidden, YAML or JSON). */
+  static boolean isConfigName(Path fileName) {
+    String n = fileName.toString().toLowerCase(Locale.ROOT);
+    return !n.startsWith(".") && (n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json"));
+  }
+
+  private static final class GroupDraft {
+    final String name;
+    final NodeMatcher matcher;
+    final String origin;
+    final int line;
+    final List<XdsResource> resources = new ArrayList<>();
+    final Map<String, String> seen = new HashMap<>(); // "type name" → where first defined
+
+    GroupDraft(String name, NodeMatcher matcher, String origin, int line) {
+      this.name = name;
+      this.matcher = matcher;
+      this.origin = origin;
+      this.line = line;
+    }
+  }
+
+  /** Reads one file into the drafts, adding every problem it finds. */
+  private final class FileReader {
+    /** Where problems say they are: a file's path, or a store's key. */
+    final String file;
+    final boolean json;
+    final Map<String, XdsResource> nextCache;
+    final List<String> problems;
+    final GroupDraft defaults;
+    final Map<String, GroupDraft> groups;
+    final List<SecretAccess.Rule> access;
+
+    FileReader(String file, boolean json, Map<String, XdsResource> nextCache,
+        List<String> problems, GroupDraft defaults, Map<String, GroupDraft> groups,
+        List<SecretAccess.Rule> access) {
+      this.access = access;
+      this.file = file;
+      this.json = json;
+      this.nextCache = nextCache;
+      this.problems = problems;
+      this.defaults = defaults;
+      this.groups = groups;
+    }
+
+    /** FILE:LINE:COLUMN: MESSAGE, the line and column of the offending key or value. */
+    void problem(int line, int column, String message) {
+      problems.add(file + ":" + line + ":" + column + ": " + message);
+    }
+
+    void problem(ConfigNode at, String message) {
+      problem(at.line(), at.column(), message);
+    }
+
+    void problem(ConfigNode.Entry at, String message) {
+      problem(at.keyLine(), at.keyColumn(), message);
+    }
+
+    void read(String text) {
+      ConfigNode root;
+      try {
+        // A .json file is strict JSON (RFC 8259), never read again as YAML (issue 18). A YAML
+        // file that is strict JSON takes the same fast reader, with YAML's meaning.
+        root = json ? JsonConfig.readJson(text) : JsonConfig.readYamlAsJson(text);
+        if (root == null && !json) {
+          root = YamlTree.read(text);
+        }
+      } catch (ConfigNode.Invalid e) {
+        problem(e.line, e.column, e.getMessage());
+        return;
+      }
+      if (root == null) {
+        return; // an empty file contributes nothing
+      }
+      if (root.kind() != ConfigNode.Kind.MAP) {
+        problem(root, "the top level must be a mapping with 'resources' and/or 'groups'");
+        return;
+      }
+      for (ConfigNode.Entry t : root.entries()) {
+        String key = t.key();
+        if (key == null) {
+          problem(t, "mapping keys must be plain strings");
+          continue;
+        }
+        if (duplicate(root, t, "")) {
+          continue;
+        }
+        switch (key) {
+          case "resources" -> readResources(t.value(), defaults, "resources");
+          case "groups" -> readGroups(t.value());
+          case "secret_access" -> readSecretAccess(t.value());
+          default -> problem(t, "unknown top-level key '" + key + "' (expected one of "
+              + TOP_LEVEL_KEYS + ")" + didYouMean(key, TOP_LEVEL_KEYS));
+        }
+      }
+    }
+
+    /** A stored value's JSON tree; null (a problem added) if it is not one value of JSON. */
+    ConfigNode readValue(String text) {
+      try {
+        ConfigNode root = JsonConfig.readJson(text);
+        if (root == null) {
+          problem(1, 1, "the value is empty");
+        }
+        return root;
+      } catch (ConfigNode.Invalid e) {
+        problem(e.line, e.column, e.getMessage());
+        return null;
+      }
+    }
+
+    /** A stored group definition, {@code {"match": {...}, "order": N}}; null after a problem. */
+    GroupDraft readStoredGroup(String name, String text, Map<String, Integer> order) {
+      ConfigNode root = readValue(text);
+      if (root == null) {
+        return null;
+      }
+      String where = "group '" + name + "'";
+      if (root.kind() != ConfigNode.Kind.MAP) {
+        problem(root, where + ": a group definition must be a mapping with 'match'");
+        return null;
+      }
+      if (name.equals(ServedConfig.DEFAULT_GROUP)) {
+        problem(root, where + ": the name '" + ServedConfig.DEFAULT_GROUP
+            + "' is reserved for the top-level resources");
+        return null;
+      }
+      ConfigNode match = null;
+      int position = 0;
+      for (ConfigNode.Entry t : root.entries()) {
+        String key = String.valueOf(t.key());
+        if (duplicate(root, t, where + ": ")) {
+          return null;
+        }
+        switch (key) {
+          case "match" -> match = t.value();
+          case "order" -> {
+            try {
+              position = Integer.parseInt(String.valueOf(t.value().scalar()));
+            } catch (NumberFormatException e) {
+              problem(t.value(), where + ": 'order' must be an integer");
+              return null;
+            }
+          }
+          default -> {
+            problem(t, where + ": unknown key '" + key + "' (expected match, order)"
+                + didYouMean(key, List.of("match", "order")));
+            return null;
+          }
+        }
+      }
+      NodeMatcher matcher = readMatch(match, root, where);
+      if (matcher == null) {
+        return null;
+      }
+      order.put(name, position);
+      return new GroupDraft(name, matcher, file, root.line());
+    }
+
+    void readGroups(ConfigNode node) {
+      if (node.kind() == ConfigNode.Kind.NULL) {
+        return;
+      }
+      if (node.kind() != ConfigNode.Kind.SEQ) {
+        problem(node, "'groups' must be a list");
+        return;
+      }
+      List<ConfigNode> items = node.items();
+      for (int i = 0; i < items.size(); i++) {
+        ConfigNode g = items.get(i);
+        String where = "groups[" + i + "]";
+        if (g.kind() != ConfigNode.Kind.MAP) {
+          problem(g, where + " must be a mapping with name, match and resources");
+          continue;
+        }
+        String name = null;
+        ConfigNode match = null;
+        ConfigNode resources = null;
+        for (ConfigNode.Entry t : g.entries()) {
+          String key = String.valueOf(t.key());
+          if (duplicate(g, t, where + ": ")) {
+            continue;
+          }
+          switch (key) {
+            case "name" -> name = t.value().scalar();
+            case "match" -> match = t.value();
+            case "resources" -> resources = t.value();
+            default -> problem(t, where + ": unknown key '" + key
+                + "' (expected one of " + GROUP_KEYS + ")" + didYouMean(key, GROUP_KEYS));
+          }
+        }
+        if (name == null || name.isBlank()) {
+          problem(g, where + ": missing 'name'");
+          continue;
+        }
+        where = "group '" + name + "'";
+        if (name.equals(ServedConfig.DEFAULT_GROUP)) {
+          problem(g, where + ": the name '" + ServedConfig.DEFAULT_GROUP
+              + "' is reserved for the top-level resources");
+          continue;
+        }
+        NodeMatcher matcher = readMatch(match, g, where);
+        if (matcher == null) {
+          continue;
+        }
+        GroupDraft previous = groups.get(name);
+        if (previous != null) {
+          problem(g, where + ": defined twice (first at " + previous.origin + ":"
+              + previous.line + ")");
+          continue;
+        }
+        GroupDraft draft = new GroupDraft(name, matcher, file, g.line());
+        groups.put(name, draft);
+        if (resources != null) {
+          readResources(resources, draft, where + " resources");
+        }
+      }
+    }
+
+    /**
+     * {@code secret_access}: who may receive which Secret (issue 20; docs/security.md), a list of
+     * {@code {secrets: GLOB, identities: [GLOB, ...]}}.
+     */
+    void readSecretAccess(ConfigNode node) {
+      if (node.kind() == ConfigNode.Kind.NULL) {
+        return;
+      }
+      if (node.kind() != ConfigNode.Kind.SEQ) {
+        problem(node, "'secret_access' must be a list of {secrets: GLOB, identities: [GLOB, ...]}");
+        return;
+      }
+      List<ConfigNode> items = node.items();
+      for (int i = 0; i < items.size(); i++) {
+        ConfigNode rule = items.get(i);
+        String where = "secret_access[" + i + "]";
+        if (rule.kind() != ConfigNode.Kind.MAP) {
+          problem(rule, where + " must be a mapping {secrets: GLOB, identities: [GLOB, ...]}");
+          continue;
+        }
+        String secrets = null;
+        List<String> identities = null;
+        for (ConfigNode.Entry t : rule.entries()) {
+          String key = String.valueOf(t.key());
+          if (duplicate(rule, t, where + ": ")) {
+            continue;
+          }
+          switch (key) {
+            case "secrets" -> {
+              secrets = t.value().scalar();
+              if (secrets == null || secrets.isEmpty()) {
+                problem(t.value(), where + ": 'secrets' must be a glob of Secret names");
+              }
+            }
+            case "identities" -> {
+              identities = new ArrayList<>();
+              if (t.value().kind() != ConfigNode.Kind.SEQ || t.value().items().isEmpty()) {
+                problem(t.value(), where + ": 'identities' must be a non-empty list of globs, "
+                    + "e.g. [\"spiffe://example.org/ns/payments/*\"]");
+                identities = null;
+              } else {
+                for (ConfigNode id : t.value().items()) {
+                  String glob = id.scalar();
+                  if (glob == null || glob.isEmpty()) {
+                    problem(id, where + ": each identity must be a string glob");
+                  } else {
+                    identities.add(glob);
+                  }
+                }
+              }
+            }
+            default -> problem(t, where + ": unknown key '" + key + "' (expected one of "
+                + SECRET_ACCESS_KEYS + ")" + didYouMean(key, SECRET_ACCESS_KEYS));
+          }
+        }
+        if (secrets == null) {
+          problem(rule, where + ": missing 'secrets'");
+        } else if (identities == null) {
+          problem(rule, where + ": missing 'identities'");
+        } else if (!secrets.isEmpty() && !identities.isEmpty()) {
+          access.add(new SecretAccess.Rule(secrets, identities));
+        }
+      }
+    }
+
+    NodeMatcher readMatch(ConfigNode match, ConfigNode group, String where) {
+      if (match == null || match.kind() != ConfigNode.Kind.MAP || match.entries().isEmpty()) {
+        problem(match == null ? group : match, where
+            + ": 'match' must be a mapping with node_id, node_cluster and/or identity globs");
+        return null;
+      }
+      Map<String, String> globs = new HashMap<>();
+      for (ConfigNode.Entry t : match.entries()) {
+        String key = String.valueOf(t.key());
+        if (duplicate(match, t, where + ": match: ")) {
+          return null;
+        }
+        String canonical = MATCH_KEYS.get(key);
+        if (canonical == null) {
+          problem(t, where + ": unknown match key '" + key
+              + "' (expected node_id, node_cluster or identity)"
+              + didYouMean(key, MATCH_KEYS.keySet()));
+          return null;
+        }
+        String glob = t.value().scalar();
+        if (glob == null) {
+          problem(t.value(), where + ": match." + key + " must be a string glob");
+          return null;
+        }
+        globs.put(canonical, glob);
+      }
+      return new NodeMatcher(globs.get("node_id"), globs.get("node_cluster"),
+          globs.get("identity"));
+    }
+
+    /** Reports {@code t} if an earlier entry of {@code map} has the same key. */
+    boolean duplicate(ConfigNode map, ConfigNode.Entry t, String where) {
+      for (ConfigNode.Entry e : map.entries()) {
+        if (e == t) {
+          return false;
+        }
+        if (java.util.Objects.equals(e.key(), t.key())) {
+          problem(t, where + "duplicate key '" + t.key() + "' (first at line "
+              + e.keyLine() + ")");
+          return true;
+        }
+      }
+      return false;
+    }
+
+    void readResources(ConfigNode node, GroupDraft into, String where) {
+      if (node.kind() == ConfigNode.Kind.NULL) {
+        return;
+      }
+      if (node.kind() != ConfigNode.Kind.SEQ) {
+        problem(node, "'" + where + "' must be a list");
+        return;
+      }
+      List<ConfigNode> items = node.items();
+      for (int i = 0; i < items.size(); i++) {
+        ConfigNode r = items.get(i);
+        String at = where + "[" + i + "]";
+        XdsResource resource = parse(r, at);
+        if (resource == null) {
+          continue;
+        }
+        String key = resource.type().name() + " " + resource.name();
+        String first = into.seen.putIfAbsent(key, file + ":" + r.line());
+        if (first != null) {
+          problem(r, at + " (" + resource.type().typeUrl() + " '" + resource.name()
+              + "'): duplicate name within " + (into.matcher == null ? "the default resources"
+                  : "group '" + into.name + "'") + " (first defined at " + first + ")");
+          continue;
+        }
+        into.resources.add(resource);
+      }
+    }
+
+    /** The resource of a {@code resources} element: the last load's if its text is unchanged. */
+    XdsResource parse(ConfigNode node, String at) {
+      String cacheKey = node.resourceKey();
+      XdsResource cached = cached(cacheKey);
+      return cached != null ? cached : build(cacheKey, node.tree(), at);
+    }
+
+    /** The resource last built from the same text, if any; kept for the next load. */
+    XdsResource cached(String cacheKey) {
+      XdsResource cached = cache.get(cacheKey);
+      if (cached == null) {
+        cached = nextCache.get(cacheKey);
+      }
+      if (cached != null) {
+        nextCache.put(cacheKey, cached);
+      }
+      return cached;
+    }
+
+    /** Builds (and serializes, once) the resource of {@code tree}; null after a problem. */
+    XdsResource build(String cacheKey, ConfigNode tree, String at) {
+      if (tree.unsupported() != null) {
+        problem(tree, at + ": " + tree.unsupported());
+        return null;
+      }
+      if (tree.kind() != ConfigNode.Kind.MAP) {
+        problem(tree, at + ": a resource must be a mapping with '@type'");
+        return null;
+      }
+      String typeUrl = typeOf(tree);
+      if (typeUrl == null) {
+        problem(tree, at + ": missing '@type' (e.g. \"@type\": "
+            + ResourceType.CLUSTER.typeUrl() + ")");
+        return null;
+      }
+      MessageReader reader = new MessageReader(TypeResolver.shared());
+      com.google.protobuf.Duration ttl = null;
+      List<String> aliases = List.of();
+      ConfigNode body = tree;
+      String path = "";
+      if (typeUrl.equals(RESOURCE_WRAPPER)) {
+        Resource.Builder rb = Resource.newBuilder();
+        reader.read(tree, rb, Set.of("@type", "resource"), "");
+        if (report(reader, at + " (" + RESOURCE_WRAPPER + ")")) {
+          return null;
+        }
+        body = entry(tree, "resource");
+        if (body == null || body.kind() != ConfigNode.Kind.MAP) {
+          problem(body != null ? body : tree, at + ": the Resource wrapper needs a 'resource' with"
+              + " '@type'");
+          return null;
+        }
+        if (rb.hasTtl()) {
+          ttl = rb.getTtl();
+        }
+        aliases = rb.getAliasesList();
+        typeUrl = typeOf(body);
+        if (typeUrl == null) {
+          problem(body, at + ".resource: missing '@type'");
+          return null;
+        }
+        path = "resource";
+      }
+      ResourceType type = ResourceType.fromTypeUrl(typeUrl).orElse(null);
+      if (type == null) {
+        String hint = typeUrl.startsWith(ResourceType.TYPE_URL_PREFIX)
+            && TypeResolver.shared().find(typeUrl.substring(ResourceType.TYPE_URL_PREFIX.length())) != null
+            ? "a known message, but not a resource type" : "unknown type";
+        ConfigNode typeNode = entry(body, "@type");
+        Set<String> known = new java.util.LinkedHashSet<>(
+            ResourceType.all().stream().map(ResourceType::typeUrl).toList());
+        String suggestion = didYouMean(typeUrl, known);
+        problem(typeNode, at + ": '@type' " + typeUrl + " is " + hint + (suggestion.isEmpty()
+            ? "; resource types are " + String.join(", ", known) : suggestion));
+        return null;
+      }
+      Message.Builder b = type.defaultInstance().newBuilderForType();
+      reader.read(body, b, Set.of("@type"), path);
+      if (report(reader, at + " (" + type.typeUrl() + nameHint(body) + ")")) {
+        return null;
+      }
+      Message message = b.build();
+      String name = type.nameOf(message);
+      if (name.isEmpty()) {
+        problem(body, at + " (" + type.typeUrl() + "): missing "
+            + (type == ResourceType.ENDPOINT ? "'cluster_name'" : "'name'"));
+        return null;
+      }
+      XdsResource resource = XdsResource.of(type, message, ttl, aliases);
+      serialized.incrementAndGet();
+      nextCache.put(cacheKey, resource);
+      return resource;
+    }
+
+    /** Adds the reader's problems, each at its own line and column; true if there were any. */
+    boolean report(MessageReader reader, String what) {
+      for (MessageReader.Problem p : reader.problems()) {
+        problem(p.line(), p.column(), what + ": " + (p.path().isEmpty() ? "" : p.path() + ": ")
+            + p.message());
+      }
+      return !reader.problems().isEmpty();
+    }
+  }
+
+  private static boolean isJson(Path file) {
+    return file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json");
+  }
+
+  private static ConfigNode entry(ConfigNode map, String key) {
+    for (ConfigNode.Entry e : map.entries()) {
+      if (key.equals(e.key())) {
+        return e.value();
+      }
+    }
+    return null;
+  }
+
+  private static String typeOf(ConfigNode map) {
+    ConfigNode t = entry(map, "@type");
+    return t != null && t.kind() == ConfigNode.Kind.SCALAR ? t.scalar() : null;
+  }
+
+  private static String nameHint(ConfigNode map) {
+    for (String k : List.of("name", "cluster_name", "clusterName")) {
+      ConfigNode n = entry(map, k);
+      if (n != null && n.kind() == ConfigNode.Kind.SCALAR) {
+        return " '" + n.scalar() + "'";
+      }
+    }
+    return "";
+  }
+
+  /** "; did you mean `x`?" for the known name closest to {@code key}, if close; else "". */
+  private static String didYouMean(String key, java.util.Collection<String> known) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String k : known.stream().sorted().toList()) {
+      int d = Suggest.distance(key, k);
+      if (d < bestDistance) {
+        best = k;
+        bestDistance = d;
+      }
+    }
+    return best == null ? "" : "; did you mean `" + best + "`?";
+  }
+}

@@ -1,0 +1,345 @@
+package dev.meridian.internal.config;
+
+import dev.meridian.internal.protocol.LogLine;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchEvent;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Watches a config file or directory and reloads it when its content changes. Uses the platform's
+ * file notifications (inotify on Linux) and, as a fallback for file systems without them, checks
+ * file stamps every {@code pollInterval}.
+ *
+ * <p>Only stable bytes are applied (issue 18 §2): a file rewritten in place (truncate, then write)
+ * is empty or half-written for a while, and a half-written YAML file is often valid. So after
+ * reading, the watcher waits a quiet period and reads again; it applies the bytes only if the
+ * files' stamps and digest did not move in between, else it waits again for the new bytes. The
+ * quiet period is {@link #QUIET_IN_PLACE_NANOS} when a config file was written under its name, and
+ * {@link #QUIET_RENAMED_NANOS} when every changed file is a new one put there whole (an atomic
+ * rename, a symlink swap): a reload by rename stays as fast as before. A reload that would leave a
+ * type, the whole config or a file with nothing ({@link Emptying}) is applied only once the files
+ * have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes. Identical
+ * content is never reloaded. A failed load, or a config the caller's {@link Applier} rejects, is
+ * reported once and the last good config stays in force (the caller simply keeps serving it).
+ */
+public final class ConfigWatcher implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.config.ConfigWatcher");
+  /**
+   * How long bytes written in place must stay the same before they are applied: far above the
+   * gaps of a writer that writes in pieces (20 ms apart, delayed by a loaded machine), and short
+   * enough that such an edit still reloads well within a second.
+   */
+  static final long QUIET_IN_PLACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+  /** The same for files that were renamed into place: only a burst of renames to let settle. */
+  static final long QUIET_RENAMED_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
+  /** How long the files must be stable before a reload that empties something is applied. */
+  static final long EMPTYING_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** {@link #check}: no check is due; wait for a file event or the poll interval. */
+  static final long IDLE = Long.MAX_VALUE;
+
+  private final Path path;
+  private final boolean directory;
+  private final ConfigLoader loader;
+  private final Applier onLoad;
+  private final Consumer<ConfigException> onError;
+  private final long pollMillis;
+  private final LongSupplier ticker;
+  private final WatchService watchService;
+  private final Thread thread;
+  private volatile boolean closed;
+  /** The files' stamps when the last change was settled (applied, identical or reported). */
+  private Stamp lastStamp = Stamp.NONE;
+  private ConfigLoader.Loaded applied;
+  private Set<Path> appliedFilled = Set.of();
+  private byte[] appliedDigest = new byte[0];
+  /** The digest of the failed content last reported: reported once, not on every stamp change. */
+  private byte[] reportedDigest = new byte[0];
+  /** Bytes read but not yet stable long enough to apply; null when nothing changed. */
+  private Pending pending;
+  /** A config file was written under its name since the last settled change. */
+  private boolean writtenInPlace;
+
+  /** Puts a loaded config in force, or rejects it by throwing: the last good config stays. */
+  @FunctionalInterface
+  public interface Applier {
+    void apply(ConfigLoader.Loaded loaded) throws ConfigException;
+  }
+
+  public ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
+      Consumer<ConfigException> onError, long pollMillis) throws IOException {
+    this(path, loader, onLoad, onError, pollMillis, System::nanoTime);
+  }
+
+  /** As above, with the time source the stability checks read (tests drive {@link #check}). */
+  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
+      Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker) throws IOException {
+    this.path = path.toAbsolutePath();
+    this.directory = Files.isDirectory(this.path);
+    this.loader = loader;
+    this.onLoad = onLoad;
+    this.onError = onError;
+    this.pollMillis = pollMillis;
+    this.ticker = ticker;
+    this.watchService = FileSystems.getDefault().newWatchService();
+    Path dir = directory ? this.path : this.path.getParent();
+    dir.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
+        StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
+    this.thread = new Thread(this::run, "meridian-config-watcher");
+    this.thread.setDaemon(true);
+  }
+
+  /** Loads the config once, synchronously; throws if it is invalid. Then starts watching. */
+  public ConfigLoader.Loaded start() throws ConfigException {
+    ConfigLoader.Loaded loaded = loadFirst();
+    thread.start();
+    return loaded;
+  }
+
+  /** The first load, without watching: {@link #start}, and tests that call {@link #check}. */
+  ConfigLoader.Loaded loadFirst() throws ConfigException {
+    lastStamp = stamp();
+    ConfigLoader.Contents contents = ConfigLoader.read(path);
+    applied = loader.load(contents);
+    appliedFilled = Emptying.filled(contents);
+    appliedDigest = contents.digest();
+    return applied;
+  }
+
+  private void run() {
+    long due = IDLE;
+    while (!closed) {
+      try {
+        long wait = due == IDLE ? pollMillis
+            : Math.max(0, TimeUnit.NANOSECONDS.toMillis(due - ticker.getAsLong()) + 1);
+        WatchKey key = watchService.poll(wait, TimeUnit.MILLISECONDS);
+        if (key != null) {
+          for (WatchEvent<?> e : key.pollEvents()) {
+            if (e.kind() == StandardWatchEventKinds.OVERFLOW
+                || e.kind() == StandardWatchEventKinds.ENTRY_MODIFY && isConfigFile(e.context())) {
+              sawWriteInPlace();
+            }
+          }
+          key.reset();
+        }
+        // An event while bytes settle wakes us early: the check when due sees what moved.
+        if (due != IDLE && due - ticker.getAsLong() > 0) {
+          continue;
+        }
+        due = check(ticker.getAsLong());
+      } catch (InterruptedException | ClosedWatchServiceException e) {
+        return;
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "config watcher: unexpected error", e);
+        pending = null;
+        due = IDLE;
+      }
+    }
+  }
+
+  private boolean isConfigFile(Object name) {
+    return name instanceof Path p
+        && (directory ? ConfigLoader.isConfigName(p) : p.equals(path.getFileName()));
+  }
+
+  /** A file event says a config file was written under its name (not renamed into place). */
+  void sawWriteInPlace() {
+    writtenInPlace = true;
+  }
+
+  /**
+   * Checks the files at time {@code now} (the ticker's nanos) and applies or reports what has been
+   * stable long enough. Returns when the next check is due, or {@link #IDLE}. Called by the
+   * watcher thread only.
+   */
+  long check(long now) {
+    Stamp stamp = stamp();
+    if (pending == null && stamp.equals(lastStamp)) {
+      writtenInPlace = false; // late events of a settled write: nothing to wait for
+      return IDLE;
+    }
+    Pending seen = Pending.read(path, stamp, now);
+    if (pending == null || !pending.sameBytes(seen)) {
+      // Written in place: seen by its events, or (without them) by a file that kept its identity.
+      seen.inPlace = writtenInPlace || pending != null && pending.inPlace
+          || stamp.changedInPlace(pending != null ? pending.stamp : lastStamp);
+      pending = seen; // new bytes: their quiet period starts now
+      return now + seen.quiet();
+    }
+    Pending p = pending;
+    p.inPlace |= writtenInPlace; // a write seen only now still needs the longer wait
+    long stable = now - p.since;
+    if (stable < p.quiet()) {
+      return p.since + p.quiet();
+    }
+    if (Arrays.equals(p.digest, appliedDigest)) {
+      settle(p);
+      reportedDigest = new byte[0]; // back to what is served: the same mistake again is news
+      return IDLE; // identical content: nothing to do
+    }
+    if (Arrays.equals(p.digest, reportedDigest)) {
+      settle(p);
+      return IDLE; // a failure already reported
+    }
+    if (p.unreadable != null) {
+      settle(p);
+      reportedDigest = p.digest;
+      onError.accept(p.unreadable);
+      return IDLE;
+    }
+    if (p.loaded == null) {
+      try {
+        p.loaded = loader.load(p.contents);
+      } catch (ConfigException e) {
+        settle(p);
+        reportedDigest = p.digest;
+        onError.accept(e);
+        return IDLE;
+      }
+      p.removes = Emptying.between(applied.config(), appliedFilled, p.loaded.config(),
+          p.contents);
+    }
+    if (!p.removes.isEmpty() && stable < EMPTYING_NANOS) {
+      // Keep re-reading meanwhile: a write that resumes replaces these bytes.
+      long guardEnds = p.since + EMPTYING_NANOS;
+      long next = now + QUIET_IN_PLACE_NANOS;
+      return guardEnds - next < 0 ? guardEnds : next;
+    }
+    if (!p.removes.isEmpty()) {
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("config_emptying")
+          .kv("removes", String.join("; ", p.removes))
+          .kv("stable_ms", TimeUnit.NANOSECONDS.toMillis(stable)).toString());
+    }
+    settle(p);
+    try {
+      onLoad.apply(p.loaded);
+    } catch (ConfigException e) {
+      // Rejected: the old config is still served, so later reloads are compared with it; this
+      // content is reported once, like one that failed to load.
+      reportedDigest = p.digest;
+      onError.accept(e);
+      return IDLE;
+    }
+    applied = p.loaded;
+    appliedFilled = Emptying.filled(p.contents);
+    appliedDigest = p.digest;
+    reportedDigest = new byte[0]; // the same bad content again later is news again
+    return IDLE;
+  }
+
+  private void settle(Pending p) {
+    lastStamp = p.stamp;
+    pending = null;
+    writtenInPlace = false;
+  }
+
+  /** Bytes read at one instant, with the stamp seen just before: compared after the quiet period. */
+  private static final class Pending {
+    final Stamp stamp;
+    final long since;
+    final ConfigLoader.Contents contents;
+    final ConfigException unreadable;
+    final byte[] digest;
+    boolean inPlace;
+    ConfigLoader.Loaded loaded;
+    List<String> removes;
+
+    private Pending(Stamp stamp, long since, ConfigLoader.Contents contents,
+        ConfigException unreadable, byte[] digest) {
+      this.stamp = stamp;
+      this.since = since;
+      this.contents = contents;
+      this.unreadable = unreadable;
+      this.digest = digest;
+    }
+
+    static Pending read(Path path, Stamp stamp, long now) {
+      try {
+        ConfigLoader.Contents c = ConfigLoader.read(path); // read once: digested and loaded
+        return new Pending(stamp, now, c, null, c.digest());
+      } catch (ConfigException e) {
+        byte[] d = ("error:" + e.getMessage()).getBytes(StandardCharsets.UTF_8);
+        return new Pending(stamp, now, null, e, d);
+      }
+    }
+
+    boolean sameBytes(Pending later) {
+      return stamp.equals(later.stamp) && Arrays.equals(digest, later.digest);
+    }
+
+    long quiet() {
+      return inPlace ? QUIET_IN_PLACE_NANOS : QUIET_RENAMED_NANOS;
+    }
+  }
+
+  /** One config file's size, modification time, identity (inode) and link target. */
+  record FileStamp(long size, long modifiedNanos, Object key, String link) {}
+
+  /** The config files' stamps, or why they could not be listed. */
+  record Stamp(Map<Path, FileStamp> files, String error) {
+    static final Stamp NONE = new Stamp(Map.of(), "none");
+
+    /**
+     * Whether a file changed but kept its identity: written under its name, not replaced by
+     * another. Without identities (some file systems) every change counts as written in place.
+     */
+    boolean changedInPlace(Stamp before) {
+      for (Map.Entry<Path, FileStamp> e : files.entrySet()) {
+        FileStamp was = before.files.get(e.getKey());
+        FileStamp now = e.getValue();
+        if (was != null && !was.equals(now) && (now.key() == null || now.key().equals(was.key()))) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  private Stamp stamp() {
+    Map<Path, FileStamp> files = new LinkedHashMap<>();
+    try {
+      for (Path p : ConfigLoader.files(path)) {
+        BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+        files.put(p, new FileStamp(a.size(), a.lastModifiedTime().to(TimeUnit.NANOSECONDS),
+            a.fileKey(), Files.isSymbolicLink(p) ? p.toRealPath().toString() : null));
+      }
+    } catch (ConfigException | IOException e) {
+      return new Stamp(Map.of(), String.valueOf(e.getMessage()));
+    }
+    return new Stamp(files, null);
+  }
+
+
+  @Override
+  public void close() {
+    closed = true;
+    try {
+      watchService.close();
+    } catch (IOException e) {
+      // closing anyway
+    }
+    thread.interrupt();
+    if (Thread.currentThread() != thread && thread.isAlive()) {
+      try {
+        thread.join(5000); // a reload in progress finishes before close returns
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

@@ -1,0 +1,240 @@
+package dev.meridian.internal.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.exceptions.Mark;
+import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.SequenceNode;
+import org.snakeyaml.engine.v2.nodes.Tag;
+import org.snakeyaml.engine.v2.resolver.ScalarResolver;
+import org.snakeyaml.engine.v2.schema.CoreSchema;
+import org.snakeyaml.engine.v2.schema.Schema;
+
+/**
+ * A YAML 1.2 file (snakeyaml-engine) as {@link ConfigNode}s, keeping positions so errors can name
+ * the line and column. Only plain data: no custom tags, no object construction. Scalars are not
+ * converted here: YAML 1.1 resolution turned {@code yes} into {@code true} and {@code 0777} into
+ * {@code 777} before the proto saw them (issue 18); now a scalar keeps its text and the target field
+ * decides ({@link MessageReader}).
+ */
+final class YamlTree {
+  private static final Schema SCHEMA = new ImplicitTagsSchema();
+  /** Keys of YAML resources start with it, so they never equal a strict-JSON resource's text. */
+  private static final char KEY_PREFIX = '\u0000';
+
+  private YamlTree() {}
+
+  /** The file's tree, or null for a file without a document (empty, or only comments). */
+  static ConfigNode read(String text) throws ConfigNode.Invalid {
+    LoadSettings settings = LoadSettings.builder()
+        .setSchema(SCHEMA)
+        .setAllowDuplicateKeys(false)
+        .setAllowRecursiveKeys(false)
+        .setMaxAliasesForCollections(50)
+        .setCodePointLimit(256 * 1024 * 1024)
+        .build();
+    Optional<Node> root;
+    try {
+      root = new Compose(settings).composeString(text);
+    } catch (MarkedYamlEngineException e) {
+      Mark mark = e.getProblemMark().or(e::getContextMark).orElse(null);
+      throw new ConfigNode.Invalid(mark != null ? mark.getLine() + 1 : 1,
+          mark != null ? mark.getColumn() + 1 : 1, "invalid YAML: " + e.getProblem()
+          + (e.getContext() != null ? " (" + e.getContext() + ")" : ""));
+    } catch (YamlEngineException e) {
+      throw new ConfigNode.Invalid(1, 1, "invalid YAML: " + e.getMessage());
+    }
+    return root.map(YamlNode::new).orElse(null);
+  }
+
+  /**
+   * YAML 1.2's core schema, whose resolver hands out its own tag instances, so that a scalar whose
+   * tag was resolved from its text (a plain {@code 5}) is told apart from one tagged in the file
+   * ({@code !!str 5}) by identity, without resolving its text again.
+   */
+  private static final class ImplicitTagsSchema extends CoreSchema {
+    // Equal to Tag.NULL... but not the same instances.
+    private static final Tag NULL = new Tag(Tag.NULL.getValue());
+    private static final Tag BOOL = new Tag(Tag.BOOL.getValue());
+    private static final Tag INT = new Tag(Tag.INT.getValue());
+    private static final Tag FLOAT = new Tag(Tag.FLOAT.getValue());
+    private static final Tag STR = new Tag(Tag.STR.getValue());
+
+    private final ScalarResolver core = super.getScalarResolver();
+    private final ScalarResolver resolver = (value, implicit) -> {
+      Tag t = core.resolve(value, implicit);
+      return t.equals(Tag.STR) ? STR : t.equals(Tag.INT) ? INT : t.equals(Tag.FLOAT) ? FLOAT
+          : t.equals(Tag.BOOL) ? BOOL : t.equals(Tag.NULL) ? NULL : t;
+    };
+
+    @Override
+    public ScalarResolver getScalarResolver() {
+      return resolver;
+    }
+
+    static boolean implicit(Tag tag) {
+      return tag == STR || tag == INT || tag == FLOAT || tag == BOOL || tag == NULL;
+    }
+  }
+
+  private static final class YamlNode extends ConfigNode {
+    final Node node;
+    List<Entry> entries;
+    List<ConfigNode> items;
+
+    YamlNode(Node node) {
+      this.node = node;
+    }
+
+    @Override
+    Kind kind() {
+      if (node instanceof MappingNode) {
+        return Kind.MAP;
+      }
+      if (node instanceof SequenceNode) {
+        return Kind.SEQ;
+      }
+      return node.getTag().equals(Tag.NULL) ? Kind.NULL : Kind.SCALAR;
+    }
+
+    @Override
+    int line() {
+      return node.getStartMark().map(m -> m.getLine() + 1).orElse(1);
+    }
+
+    @Override
+    int column() {
+      return node.getStartMark().map(m -> m.getColumn() + 1).orElse(1);
+    }
+
+    @Override
+    List<Entry> entries() {
+      if (entries != null) {
+        return entries;
+      }
+      if (!(node instanceof MappingNode m)) {
+        return entries = List.of();
+      }
+      List<Entry> out = new ArrayList<>(m.getValue().size());
+      for (NodeTuple t : m.getValue()) {
+        Node k = t.getKeyNode();
+        YamlNode key = new YamlNode(k);
+        out.add(new Entry(k instanceof ScalarNode s ? s.getValue() : null, key.line(), key.column(),
+            new YamlNode(t.getValueNode())));
+      }
+      return entries = out;
+    }
+
+    @Override
+    List<ConfigNode> items() {
+      if (items != null) {
+        return items;
+      }
+      if (!(node instanceof SequenceNode s)) {
+        return items = List.of();
+      }
+      List<ConfigNode> out = new ArrayList<>(s.getValue().size());
+      for (Node n : s.getValue()) {
+        out.add(new YamlNode(n));
+      }
+      return items = out;
+    }
+
+    @Override
+    String scalar() {
+      return node instanceof ScalarNode s ? s.getValue() : null;
+    }
+
+    @Override
+    boolean plain() {
+      return node instanceof ScalarNode s && s.isPlain() && ImplicitTagsSchema.implicit(s.getTag());
+    }
+
+    @Override
+    Core core() {
+      Tag tag = node.getTag();
+      if (!(node instanceof ScalarNode s) || !s.isPlain() && ImplicitTagsSchema.implicit(tag)
+          || tag.equals(Tag.STR)) {
+        return Core.STRING;
+      }
+      return tag.equals(Tag.NULL) ? Core.NULL : tag.equals(Tag.BOOL) ? Core.BOOL
+          : tag.equals(Tag.INT) ? Core.INT : tag.equals(Tag.FLOAT) ? Core.FLOAT : Core.STRING;
+    }
+
+    @Override
+    String unsupported() {
+      Tag tag = node.getTag();
+      if (node instanceof ScalarNode) {
+        return tag.equals(Tag.STR) || tag.equals(Tag.NULL) || tag.equals(Tag.BOOL)
+            || tag.equals(Tag.INT) || tag.equals(Tag.FLOAT) ? null
+            : "unsupported YAML tag " + tag;
+      }
+      Tag expected = node instanceof MappingNode ? Tag.MAP : Tag.SEQ;
+      return tag.equals(expected) ? null : "unsupported YAML tag " + tag;
+    }
+
+    /**
+     * The tree as text that tells apart every pair of trees that can read differently: a plain
+     * scalar is marked apart from a quoted one ({@code yes} is a bool to a bool field, but
+     * {@code "yes"} is not).
+     */
+    @Override
+    String resourceKey() {
+      StringBuilder sb = new StringBuilder(256).append(KEY_PREFIX);
+      render(node, sb, 0);
+      return sb.toString();
+    }
+
+    private static void render(Node n, StringBuilder sb, int depth) {
+      if (depth > 1000) {
+        throw new IllegalStateException("YAML nested deeper than 1000 levels");
+      }
+      if (n instanceof MappingNode m) {
+        sb.append('{');
+        for (NodeTuple t : m.getValue()) {
+          render(t.getKeyNode(), sb, depth + 1);
+          render(t.getValueNode(), sb, depth + 1);
+        }
+        sb.append('}');
+      } else if (n instanceof SequenceNode s) {
+        sb.append('[');
+        for (Node item : s.getValue()) {
+          render(item, sb, depth + 1);
+        }
+        sb.append(']');
+      } else {
+        ScalarNode s = (ScalarNode) n;
+        boolean implicit = ImplicitTagsSchema.implicit(s.getTag());
+        if (!implicit) {
+          sb.append('!').append(s.getTag()); // an explicit tag: !!str 5 is not 5
+        }
+        sb.append(s.isPlain() ? 'p' : 'q');
+        quote(s.getValue(), sb);
+      }
+    }
+
+    private static void quote(String v, StringBuilder sb) {
+      sb.append('"');
+      if (v.indexOf('"') < 0 && v.indexOf('\\') < 0) {
+        sb.append(v);
+      } else {
+        for (int i = 0; i < v.length(); i++) {
+          char c = v.charAt(i);
+          if (c == '"' || c == '\\') {
+            sb.append('\\');
+          }
+          sb.append(c);
+        }
+      }
+      sb.append('"');
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package dev.meridian.internal.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meridian.internal.protocol.ServedConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The checks serve runs on every load, which `meridian validate` runs too (issue 18, section 4). */
+class ConfigChecksTest {
+  @TempDir Path dir;
+
+  /** A route to a cluster that does not exist. */
+  static final String DANGLING = """
+      resources:
+        - "@type": type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+          name: routes
+          virtual_hosts:
+            - name: vh
+              domains: ["*"]
+              routes: [ { match: { prefix: "/" }, route: { cluster: nowhere } } ]
+      """;
+
+  ServedConfig load(String yaml) throws Exception {
+    Path p = dir.resolve("c.yaml");
+    Files.writeString(p, yaml);
+    return new ConfigLoader().load(p).config();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "resources: []\n", "groups: [{name: canary, match: {node_id: a}}]\n"})
+  void aConfigWithNoResourcesAtAllIsAWarning(String yaml) throws Exception {
+    ConfigChecks.Result r = ConfigChecks.run(load(yaml), ReferenceCheck.WARN);
+    assertThat(r.rejected()).isFalse();
+    assertThat(r.warnings()).singleElement().satisfies(f -> {
+      assertThat(f.check()).isEqualTo(ConfigChecks.Check.EMPTY_CONFIG);
+      assertThat(f.toString()).startsWith("empty config: no resources at all");
+    });
+  }
+
+  @Test
+  void anEmptyDirectoryIsAWarningToo() throws Exception {
+    Path empty = Files.createDirectory(dir.resolve("conf.d"));
+    assertThat(ConfigChecks.run(new ConfigLoader().load(empty).config(), ReferenceCheck.OFF)
+        .warnings()).extracting(ConfigChecks.Finding::check)
+        .containsExactly(ConfigChecks.Check.EMPTY_CONFIG);
+  }
+
+  @Test
+  void aDanglingReferenceIsAWarningUnderWarnAndARejectionUnderReject() throws Exception {
+    ServedConfig c = load(DANGLING);
+    ConfigChecks.Result warn = ConfigChecks.run(c, ReferenceCheck.WARN);
+    assertThat(warn.rejected()).isFalse();
+    assertThat(warn.warnings()).extracting(Object::toString).containsExactly(
+        "dangling reference: group 'default': route configuration 'routes' virtual host 'vh' "
+            + "routes to cluster 'nowhere', which does not exist");
+
+    ConfigChecks.Result reject = ConfigChecks.run(c, ReferenceCheck.REJECT);
+    assertThat(reject.rejected()).isTrue();
+    assertThat(reject.warnings()).isEmpty();
+    assertThat(reject.rejectionMessages()).containsExactly(
+        "group 'default': route configuration 'routes' virtual host 'vh' routes to cluster "
+            + "'nowhere', which does not exist");
+
+    assertThat(ConfigChecks.run(c, ReferenceCheck.OFF)).isEqualTo(
+        new ConfigChecks.Result(java.util.List.of(), java.util.List.of()));
+  }
+
+  @Test
+  void grpcProfileFindingsAreWarningsOnlyForAConfigWithApiListeners() throws Exception {
+    String maglev = "- {'@type': type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c,"
+        + " type: STATIC, lb_policy: MAGLEV}\n";
+    // Without an API listener the config is not meant for proxyless gRPC: serve stays quiet.
+    assertThat(ConfigChecks.run(load("resources:\n" + maglev), ReferenceCheck.WARN).warnings())
+        .isEmpty();
+
+    String apiListener = GrpcProfileTest.listener(GrpcProfileTest.ROUTER_ONLY)
+        + GrpcProfileTest.routes("{match: {prefix: ''}, route: {cluster: c}}");
+    ConfigChecks.Result r = ConfigChecks.run(load("resources:\n" + apiListener + maglev),
+        ReferenceCheck.REJECT);
+    assertThat(r.rejected()).isFalse();
+    assertThat(r.warnings()).isNotEmpty().allSatisfy(f -> {
+      assertThat(f.check()).isEqualTo(ConfigChecks.Check.GRPC_PROFILE);
+      assertThat(f.toString()).startsWith("grpc profile: ERROR Cluster c: ");
+    });
+  }
+}

@@ -1,0 +1,263 @@
+package dev.meridian.internal.protocol;
+
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
+import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * Incremental (Delta) state of one resource type on one stream: what the client holds, resource by
+ * resource, so that only changes are sent. Keys are the names (or, for VHDS, aliases) the client
+ * subscribed by. Not thread-safe: the owning stream uses it from one serial executor.
+ */
+final class DeltaTypeState extends TypeState {
+  /** Held version meaning "the client was told this does not exist". */
+  private static final String ABSENT = Diff.NOT_HELD;
+
+  /** key → version the client holds (from responses and initial_resource_versions). */
+  private VersionMap held = VersionMap.EMPTY;
+  /** Keys the client must hear about even if nothing changed (wildcard-unsubscribe rule). */
+  private final Set<String> mustAnswer = new HashSet<>();
+  private String systemVersion = "";
+
+  DeltaTypeState(ResourceType type, ClientFeatures features, Clock clock, Sharing sharing) {
+    super(type, features, clock, sharing);
+  }
+
+  @Override
+  boolean ttlEnabled() {
+    return features.resourceTtl();
+  }
+
+  @Override
+  void forget(java.util.Collection<String> keys) {
+    if (!keys.isEmpty()) {
+      VersionMap.Editor edit = held.edit();
+      keys.forEach(edit::remove);
+      held = edit.commit();
+    }
+  }
+
+  @Override
+  void forgetAll() {
+    held = VersionMap.EMPTY;
+  }
+
+  @Override
+  VersionMap clientHolds() {
+    return held;
+  }
+
+  @Override
+  void heartbeat(List<XdsResource> due, Supplier<String> nonces, List<Outcome> out) {
+    DeltaDiscoveryResponse.Builder b = DeltaDiscoveryResponse.newBuilder()
+        .setSystemVersionInfo(systemVersion)
+        .setTypeUrl(type.typeUrl());
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
+    for (XdsResource r : due) {
+      b.addResources(r.heartbeat());
+    }
+    out.add(new Outcome.Send(type, b.setNonce(recordHeartbeat(nonces)).build()));
+  }
+
+  void onRequest(DeltaDiscoveryRequest req, TypeSnapshot snapshot, String nodeId,
+      Supplier<String> nonces, List<Outcome> out) {
+    boolean first = !started;
+    started = true;
+    applyResendOnAsk();
+    String nonce = req.getResponseNonce();
+    // Spec "Incremental xDS": ACK/NACK are paired to a response by response_nonce. A request with an
+    // unknown or stale nonce is not an ACK, but its subscription changes still count.
+    if (!settle(nonce, req.hasErrorDetail(), req.getErrorDetail(), "", systemVersion, nodeId,
+        out) && !nonce.isEmpty()) {
+      out.add(new Outcome.Ignored(type, "nonce " + nonce + " answers no response in flight"
+          + " (latest " + lastNonce + "); subscription changes applied"));
+    }
+    VersionMap.Editor edit = held.edit();
+    if (first) {
+      // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
+      req.getInitialResourceVersionsMap().forEach(edit::put);
+      if (!req.getInitialResourceVersionsMap().isEmpty()) {
+        VersionMap.Editor holds = VersionMap.EMPTY.edit();
+        req.getInitialResourceVersionsMap().forEach(holds::put);
+        resumed(holds.commit(), snapshot);
+      }
+      dirtyAll = true;
+    }
+    Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),
+        req.getResourceNamesUnsubscribeList());
+    // Spec "Subscribing to Resources": names the client already holds must still be sent.
+    List<String> subscribe = req.getResourceNamesSubscribeList();
+    if (!first && !held.isEmpty() && subscribe.size() >= held.size() && subscribe.size() >= 64
+        && held.allKeys(sharing.request(subscribe).set::contains)) {
+      // It asks again for everything it holds (a warming client re-subscribing all its
+      // endpoints): forget all of it at once, as a warming ask does (applyResendOnAsk).
+      forgetAll();
+      edit = held.edit();
+      dirtyAll = true;
+      subscribe = List.of();
+    }
+    // (Read once: the generated getter builds a new empty map view on every call.)
+    Map<String, String> initial = first ? req.getInitialResourceVersionsMap() : Map.of();
+    for (String n : subscribe) {
+      // ...except on a reconnect, where the client's initial_resource_versions say what it holds.
+      if (!n.equals(Subscription.WILDCARD) && !initial.containsKey(n)) {
+        if (held.containsKey(n)) {
+          edit.remove(n);
+        }
+        if (!dirtyAll) { // dirtyAll already covers every subscribed name
+          dirty.add(n);
+        }
+      }
+    }
+    dropped(change.removed());
+    for (String n : change.removed()) {
+      edit.remove(n);
+      if (subscription.isWildcard()) {
+        // Spec: a wildcard client that drops a specific name cannot tell whether the wildcard
+        // still covers it; answer with the resource or with its removal.
+        mustAnswer.add(n);
+        dirty.add(n);
+      }
+    }
+    if (change.wildcardAdded()) {
+      dirtyAll = true;
+    }
+    held = edit.commit();
+    if (change.wildcardRemoved()) {
+      // The client drops what only the wildcard gave it; forget it so that a resubscribe resends.
+      VersionMap.Editor drop = held.edit();
+      held.forEach((k, v) -> {
+        if (!subscription.isExplicit(k)) {
+          drop.remove(k);
+        }
+      });
+      held = drop.commit();
+    }
+    respondIfIdle(snapshot, nonces, out);
+  }
+
+  /**
+   * Spec "Incremental xDS": each resource whose version the client lacks is sent, and each it
+   * holds that is gone or no longer covered is removed. One path: work out the diff, then send.
+   */
+  @Override
+  void respond(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
+    Diff diff;
+    if ((dirtyAll || sharing.prefersWhole(held, dirty.size())) && seesWhole(snapshot)) {
+      diff = sharing.toWhole(held, snapshot);
+      held = VersionMap.shared(snapshot.versionMap()); // it now holds exactly the type
+    } else {
+      diff = diff(dirtyAll ? candidates(snapshot) : dirty, snapshot);
+    }
+    clearDirty();
+    if (diff.isEmpty()) {
+      return;
+    }
+    systemVersion = snapshot.version();
+    String nonce = record(diff.changed(), versionsOf(diff.changed(), snapshot), diff.gone(),
+        snapshot, nonces);
+    boolean ttl = features.resourceTtl();
+    DeltaDiscoveryResponse.Builder b = DeltaDiscoveryResponse.newBuilder()
+        .setSystemVersionInfo(systemVersion)
+        .setTypeUrl(type.typeUrl())
+        .setNonce(nonce);
+    if (controlPlane != null) {
+      b.setControlPlane(controlPlane);
+    }
+    if (diff.changesWhole(snapshot)) {
+      b.addAllResources(snapshot.wrapped(ttl)); // the whole type: one list for every client
+    } else {
+      for (XdsResource r : diff.changed()) {
+        b.addResources(r.wrapped(ttl));
+      }
+    }
+    for (String key : diff.gone()) {
+      if (type == ResourceType.VIRTUAL_HOST && subscription.isExplicit(key)) {
+        // An unresolvable VHDS alias is answered with a body-less Resource naming the alias.
+        b.addResources(Resource.newBuilder().setName(key).addAliases(key));
+      } else {
+        b.addRemovedResources(key);
+      }
+    }
+    out.add(new Outcome.Send(type, b.build()));
+  }
+
+  /**
+   * Whether the client should hold exactly every resource of the type: a wildcard (with no
+   * explicit name that does not exist), or names that are exactly the type's.
+   */
+  private boolean seesWhole(TypeSnapshot snapshot) {
+    if (!mustAnswer.isEmpty() || type == ResourceType.VIRTUAL_HOST) {
+      return false;
+    }
+    Set<String> names = subscription.names();
+    return subscription.isWildcard() ? names.isEmpty() || sharing.hasAll(snapshot, names)
+        : !names.isEmpty() && sharing.hasExactly(snapshot, names);
+  }
+
+  /** Every key that could need an answer: all the client holds or subscribes to. */
+  private Set<String> candidates(TypeSnapshot snapshot) {
+    Set<String> keys = held.keys();
+    keys.addAll(subscription.names());
+    if (subscription.isWildcard()) {
+      keys.addAll(snapshot.resources().keySet());
+    }
+    return keys;
+  }
+
+  /** The diff among {@code keys}, applied to {@link #held}. */
+  private Diff diff(Iterable<String> keys, TypeSnapshot snapshot) {
+    Map<String, XdsResource> changed = new java.util.TreeMap<>(); // one entry per name, aliases too
+    Set<String> gone = new java.util.TreeSet<>();
+    VersionMap.Editor holds = held.edit();
+    for (String key : keys) {
+      boolean explicit = subscription.isExplicit(key);
+      XdsResource r = explicit ? snapshot.resolve(key)
+          : subscription.isWildcard() ? snapshot.get(key) : null;
+      String version = held.get(key);
+      boolean mustSay = mustAnswer.remove(key);
+      if (r != null) {
+        if (!r.version().equals(version)) {
+          changed.putIfAbsent(r.name(), r);
+          holds.put(key, r.version());
+        }
+      } else if (explicit) {
+        // Spec "Knowing When a Requested Resource Does Not Exist": say so promptly, once.
+        if (!ABSENT.equals(version)) {
+          gone.add(key);
+          holds.put(key, ABSENT);
+        }
+      } else if ((version != null && !version.equals(ABSENT)) || mustSay) {
+        // Deleted, or no longer covered: every stream that had it is told.
+        gone.add(key);
+        holds.remove(key);
+      }
+    }
+    held = holds.commit(snapshot.versionMap());
+    gone.removeAll(changed.keySet()); // never a name in both lists
+    return new Diff(List.copyOf(changed.values()), List.copyOf(gone));
+  }
+
+  @Override
+  String sentVersion() {
+    return systemVersion;
+  }
+
+  @Override
+  Map<String, String> resourceVersions() {
+    Map<String, String> holds = new HashMap<>(held.toMap());
+    holds.values().removeIf(ABSENT::equals);
+    return holds;
+  }
+}

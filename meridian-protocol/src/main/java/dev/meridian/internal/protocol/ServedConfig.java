@@ -1,0 +1,116 @@
+package dev.meridian.internal.protocol;
+
+import io.envoyproxy.envoy.config.core.v3.Node;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the server serves: a default snapshot, and named groups chosen per node (first match wins).
+ * Immutable.
+ */
+public final class ServedConfig {
+  public static final String DEFAULT_GROUP = "default";
+
+  /** A named group of resources for the nodes its matcher selects. */
+  public record Group(String name, NodeMatcher matcher, Snapshot snapshot) {}
+
+  private final Snapshot defaults;
+  private final List<Group> groups;
+  private final SecretAccess secretAccess;
+  private final Map<String, Snapshot> byName = new LinkedHashMap<>();
+
+  public ServedConfig(Snapshot defaults, List<Group> groups) {
+    this(defaults, groups, SecretAccess.NONE);
+  }
+
+  public ServedConfig(Snapshot defaults, List<Group> groups, SecretAccess secretAccess) {
+    this.defaults = defaults;
+    this.groups = List.copyOf(groups);
+    this.secretAccess = secretAccess;
+    byName.put(DEFAULT_GROUP, defaults);
+    for (Group g : groups) {
+      if (byName.put(g.name(), g.snapshot()) != null) {
+        throw new IllegalArgumentException("duplicate group name " + g.name());
+      }
+    }
+  }
+
+  public static ServedConfig empty() {
+    return new ServedConfig(Snapshot.empty(), List.of());
+  }
+
+  /**
+   * Where a node goes: a group, or refused ({@code denied} says why; then {@code group} is the
+   * group it claimed).
+   */
+  public record Placement(String group, String denied) {
+    public boolean isDenied() {
+      return denied != null;
+    }
+  }
+
+  /**
+   * The group a node with this verified identity (null: none) belongs to: the first group whose
+   * match selects it. A group that requires an identity selects a node only with an identity it
+   * allows; a node that claims such a group by what it declares (its id or cluster) without one
+   * is refused, never placed in another group (issue 20: a node id is a claim, an identity is
+   * proof). A group matched by identity alone is simply not this node's when the identity differs.
+   */
+  public Placement place(Node node, String identity) {
+    for (Group g : groups) {
+      NodeMatcher m = g.matcher();
+      if (!m.matches(node)) {
+        continue;
+      }
+      if (m.allowsIdentity(identity)) {
+        return new Placement(g.name(), null);
+      }
+      if (m.selectsByNode()) {
+        // The node id and identity are named, the rule is not: it is the operator's to read.
+        return new Placement(g.name(), "node '" + node.getId() + "' claims group '" + g.name()
+            + "', which its identity does not prove; this stream's identity is "
+            + (identity == null ? "none (no verified client certificate)" : "'" + identity + "'"));
+      }
+    }
+    return new Placement(DEFAULT_GROUP, null);
+  }
+
+  /** The group of a node with no verified identity (see {@link #place}); null if refused. */
+  public String groupFor(Node node) {
+    Placement p = place(node, null);
+    return p.isDenied() ? null : p.group();
+  }
+
+  /** Who may receive which Secret. */
+  public SecretAccess secretAccess() {
+    return secretAccess;
+  }
+
+  /** The snapshot of a group; an unknown group (removed by a reload) serves nothing. */
+  public Snapshot snapshot(String group) {
+    return byName.getOrDefault(group, Snapshot.empty());
+  }
+
+  /** Group names, the default first. */
+  public Iterable<String> groupNames() {
+    return byName.keySet();
+  }
+
+  /** How many resources every group holds together, the default group included. */
+  public int resourceCount() {
+    int n = 0;
+    for (Snapshot s : byName.values()) {
+      n += s.size();
+    }
+    return n;
+  }
+
+  public List<Group> groups() {
+    return groups;
+  }
+
+  public Snapshot defaults() {
+    return defaults;
+  }
+}

@@ -1,0 +1,54 @@
+package dev.meridian.internal.protocol;
+
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import java.time.Clock;
+import java.util.List;
+
+/** A State-of-the-World stream: ADS or one per-type service. */
+public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState> {
+  private SotwStream(ResourceType serviceType, Clock clock, Sharing sharing) {
+    super(serviceType, clock, sharing);
+  }
+
+  /** An ADS stream; {@code sharing} is its hub's (see {@link Sharing}). */
+  public static SotwStream ads(Clock clock, Sharing sharing) {
+    return new SotwStream(null, clock, sharing);
+  }
+
+  /** A per-type stream; {@code sharing} is its hub's (see {@link Sharing}). */
+  public static SotwStream perType(ResourceType type, Clock clock, Sharing sharing) {
+    return new SotwStream(type, clock, sharing);
+  }
+
+  @Override
+  String typeUrlOf(DiscoveryRequest request) {
+    return request.getTypeUrl();
+  }
+
+  @Override
+  Node nodeOf(DiscoveryRequest request) {
+    return request.hasNode() ? request.getNode() : null;
+  }
+
+  @Override
+  SotwTypeState newState(ResourceType type) {
+    return new SotwTypeState(type, features(), clock, sharing);
+  }
+
+  @Override
+  boolean serves(ResourceType type) {
+    return type.availableInSotw();
+  }
+
+  @Override
+  void handle(SotwTypeState state, DiscoveryRequest request, TypeSnapshot snapshot,
+      List<Outcome> out) {
+    state.onRequest(request, snapshot, nodeId(), this::nextNonce, out);
+  }
+
+  @Override
+  String variantName() {
+    return "SotW";
+  }
+}

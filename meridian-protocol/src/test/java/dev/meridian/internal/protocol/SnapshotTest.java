@@ -1,0 +1,54 @@
+package dev.meridian.internal.protocol;
+
+import static dev.meridian.internal.protocol.Fixtures.cluster;
+import static dev.meridian.internal.protocol.Fixtures.endpoints;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Building a snapshot from the last one: a type whose resources are the same instances is kept. */
+class SnapshotTest {
+  private final XdsResource a = cluster("a");
+  private final XdsResource b = cluster("b");
+  private final XdsResource ea = endpoints("a", 80);
+  private final Snapshot before = Snapshot.of(List.of(a, b, ea));
+
+  @Test
+  void theSameInstancesInAnyOrderKeepTheTypesSnapshot() {
+    Snapshot next = Snapshot.of(List.of(endpoints("a", 81), b, a), before);
+
+    assertThat(next.get(ResourceType.CLUSTER)).isSameAs(before.get(ResourceType.CLUSTER));
+    assertThat(next.get(ResourceType.ENDPOINT)).isNotSameAs(before.get(ResourceType.ENDPOINT));
+    assertThat(next.changedSince(before)).containsOnlyKeys(ResourceType.ENDPOINT);
+  }
+
+  @Test
+  void equalButNewInstancesOrOneLessOrOneMoreBuildANewSnapshot() {
+    for (List<XdsResource> clusters : List.of(List.of(cluster("a"), b), List.of(a),
+        List.of(a, b, cluster("c")))) {
+      Snapshot next = Snapshot.of(clusters, before);
+
+      assertThat(next.get(ResourceType.CLUSTER)).isNotSameAs(before.get(ResourceType.CLUSTER));
+      assertThat(next.get(ResourceType.CLUSTER).resources().values())
+          .containsExactlyInAnyOrderElementsOf(clusters);
+    }
+  }
+
+  @Test
+  void aDuplicateIsStillRejectedThoughEveryInstanceIsKnown() {
+    // Two of a, none of b: the count matches and each is the last snapshot's own instance.
+    assertThatThrownBy(() -> Snapshot.of(List.of(a, a), before))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("duplicate");
+  }
+
+  @Test
+  void aTypeThatWasEmptyOrIsGoneIsNotKept() {
+    Snapshot clustersOnly = Snapshot.of(List.of(a, b), before);
+
+    assertThat(clustersOnly.get(ResourceType.ENDPOINT).size()).isZero();
+    assertThat(Snapshot.of(List.of(a, b, ea), clustersOnly).get(ResourceType.ENDPOINT).get("a"))
+        .isSameAs(ea);
+  }
+}

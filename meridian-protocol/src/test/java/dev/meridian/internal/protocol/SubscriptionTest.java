@@ -1,0 +1,84 @@
+package dev.meridian.internal.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Spec "How the client specifies what resources to return", SotW: every request names the whole set. */
+class SubscriptionTest {
+  static List<String> names(int n) {
+    return IntStream.range(0, n).mapToObj(i -> new String("cluster-" + i)).toList();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void repeatingTheSameLargeSetIsNoChangeInAnyOrder(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
+    Subscription.Change first = s.replace(names(1000));
+    assertThat(first.added()).hasSize(1000);
+    // The usual ACK: equal names (fresh String instances, as parsed), same order.
+    assertThat(s.replace(names(1000)).isEmpty()).isTrue();
+    List<String> shuffled = new ArrayList<>(names(1000));
+    Collections.shuffle(shuffled, new java.util.Random(1));
+    assertThat(s.replace(shuffled).isEmpty()).isTrue();
+    assertThat(s.replace(names(1000)).isEmpty()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void aRenamedNameAtTheSameSizeIsAChange(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
+    s.replace(names(1000));
+    List<String> next = new ArrayList<>(names(1000));
+    next.set(500, "other");
+    Subscription.Change c = s.replace(next);
+    assertThat(c.added()).containsExactly("other");
+    assertThat(c.removed()).containsExactly("cluster-500");
+    // And back: the remembered order is the latest request's, not the first one's.
+    Subscription.Change back = s.replace(names(1000));
+    assertThat(back.added()).containsExactly("cluster-500");
+    assertThat(back.removed()).containsExactly("other");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void addingTheWildcardToALargeSetIsAChange(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
+    s.replace(names(100));
+    List<String> withStar = new ArrayList<>(names(99));
+    withStar.add(Subscription.WILDCARD);
+    withStar.add("cluster-99");
+    Subscription.Change c = s.replace(withStar);
+    assertThat(c.wildcardAdded()).isTrue();
+    assertThat(s.isWildcard()).isTrue();
+    assertThat(s.replace(withStar).isEmpty()).isTrue();
+    assertThat(s.replace(names(100)).wildcardRemoved()).isTrue();
+  }
+
+  @Test
+  void clientsWithTheSameLargeSubscriptionShareOneSet() {
+    Sharing hub = Sharing.interning();
+    Subscription a = new Subscription(hub);
+    Subscription b = new Subscription(hub);
+    a.replace(names(1000));
+    b.replace(names(1000));
+    assertThat(a.names()).isSameAs(b.names());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void deltaUpdatesAfterSotwStyleRequestsAreNotMistakenForRepeats(Sharings sharing) {
+    Subscription s = new Subscription(sharing.create());
+    s.replace(names(100));
+    s.update(List.of(), List.of("cluster-5"));
+    assertThat(s.names()).hasSize(99);
+    // The same list as the earlier request now re-adds cluster-5.
+    assertThat(s.replace(names(100)).added()).containsExactly("cluster-5");
+  }
+}

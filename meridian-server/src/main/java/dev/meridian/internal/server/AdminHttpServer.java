@@ -1,0 +1,212 @@
+package dev.meridian.internal.server;
+
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonElement;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import com.sun.net.httpserver.HttpServer;
+import dev.meridian.internal.protocol.NodeMatcher;
+import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.internal.protocol.ServedConfig;
+import dev.meridian.internal.config.ConfigSource;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The HTTP (admin) port, documented in docs/operations.md: {@code /healthz} (live),
+ * {@code /readyz} (config loaded and gRPC serving), {@code /config_dump}, {@code /clients} and
+ * {@code /metrics}. Handlers only read immutable config and stream status snapshots.
+ */
+final class AdminHttpServer implements AutoCloseable {
+  private final HttpServer server;
+  private final ExecutorService executor;
+
+  AdminHttpServer(InetSocketAddress address, BooleanSupplier healthy) throws IOException {
+    this(address, () -> true, healthy, null, null);
+  }
+
+  /**
+   * @param store the config store (etcd) whose state {@code /readyz} and {@code /clients} report;
+   *     null for a config file
+   */
+  AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
+      DiscoveryHub hub, ConfigSource store) throws IOException {
+    server = HttpServer.create(address, 64);
+    executor = Executors.newFixedThreadPool(2, r -> {
+      Thread t = new Thread(r, "meridian-http");
+      t.setDaemon(true);
+      return t;
+    });
+    server.setExecutor(executor);
+    server.createContext("/healthz", get(ex -> {
+      if (live.getAsBoolean()) {
+        send(ex, 200, "ok\n");
+      } else {
+        send(ex, 503, "shutting down\n");
+      }
+    }));
+    server.createContext("/readyz", get(ex -> {
+      if (ready.getAsBoolean()) {
+        send(ex, 200, "ok\n" + (store == null ? "" : storeLine(store) + "\n"));
+      } else if (store != null && !store.status().loaded()) {
+        send(ex, 503, "not ready: waiting for the first config from " + store.describe()
+            + (store.status().detail() == null ? "" : ": " + store.status().detail()) + "\n");
+      } else {
+        send(ex, 503, "not ready: config not loaded, gRPC not serving, or shutting down\n");
+      }
+    }));
+    if (hub != null) {
+      server.createContext("/config_dump", get(ex -> configDump(ex, hub)));
+      server.createContext("/clients", get(ex -> clients(ex, hub, store)));
+      server.createContext("/metrics", get(ex -> sendBody(ex, 200,
+          "text/plain; version=0.0.4; charset=utf-8",
+          hub.metrics().render(hub.registry(), hub.current()))));
+    }
+    server.createContext("/", ex -> send(ex, 404, "not found: " + ex.getRequestURI().getPath() + "\n"));
+    server.start();
+  }
+
+  /** Adds a handler for a path prefix (REST-JSON discovery, ...). */
+  void handle(String pathPrefix, com.sun.net.httpserver.HttpHandler handler) {
+    server.createContext(pathPrefix, handler);
+  }
+
+  int port() {
+    return server.getAddress().getPort();
+  }
+
+  InetSocketAddress address() {
+    return server.getAddress();
+  }
+
+  private static HttpHandler get(HttpHandler h) {
+    return ex -> {
+      try {
+        if (!ex.getRequestMethod().equals("GET") && !ex.getRequestMethod().equals("HEAD")) {
+          send(ex, 405, "method not allowed\n");
+        } else {
+          h.handle(ex);
+        }
+      } catch (RuntimeException e) {
+        send(ex, 500, "internal error: " + e + "\n");
+      }
+    };
+  }
+
+  private static void configDump(HttpExchange ex, DiscoveryHub hub) throws IOException {
+    Map<String, String> q = query(ex);
+    ServedConfig config = hub.current();
+    String group = q.get("group");
+    ResourceType type = null;
+    if (q.containsKey("type")) {
+      type = ResourceType.parse(q.get("type")).orElse(null);
+      if (type == null) {
+        send(ex, 400, "unknown type '" + q.get("type") + "': use a type URL, a name like clusters "
+            + "or an abbreviation like CDS\n");
+        return;
+      }
+    }
+    if (group != null && !contains(config.groupNames(), group)) {
+      send(ex, 404, "no group '" + group + "'\n");
+      return;
+    }
+    json(ex, AdminJson.configDump(config, group, type));
+  }
+
+  private static boolean contains(Iterable<String> names, String name) {
+    for (String n : names) {
+      if (n.equals(name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The store's state in one line: what {@code /readyz} adds while ready. Still ready while the
+   * store is unreachable: the last config keeps being served to connected and new clients.
+   */
+  static String storeLine(ConfigSource store) {
+    ConfigSource.Status s = store.status();
+    return "config: " + store.describe() + " revision " + s.revision()
+        + (s.connected() ? "" : "; store unreachable since " + s.since()
+            + ", serving the last config")
+        + (s.detail() == null ? "" : "; " + s.detail());
+  }
+
+  private static void clients(HttpExchange ex, DiscoveryHub hub, ConfigSource store)
+      throws IOException {
+    Map<String, String> q = query(ex);
+    NodeMatcher filter = q.containsKey("node_id") || q.containsKey("node_cluster")
+        ? new NodeMatcher(q.get("node_id"), q.get("node_cluster")) : null;
+    List<ClientStatus> statuses;
+    try {
+      statuses = hub.registry().statuses()
+          .get(StreamRegistry.STATUS_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      send(ex, 503, "stream status unavailable: " + e + "\n");
+      return;
+    }
+    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), filter,
+        hub.controlPlaneId());
+    if (store != null) {
+      body.add("config_source", AdminJson.store(store));
+    }
+    json(ex, body);
+  }
+
+  static Map<String, String> query(HttpExchange ex) {
+    Map<String, String> q = new HashMap<>();
+    String raw = ex.getRequestURI().getRawQuery();
+    if (raw == null || raw.isEmpty()) {
+      return q;
+    }
+    for (String pair : raw.split("&")) {
+      int eq = pair.indexOf('=');
+      String k = eq < 0 ? pair : pair.substring(0, eq);
+      String v = eq < 0 ? "" : pair.substring(eq + 1);
+      q.put(URLDecoder.decode(k, StandardCharsets.UTF_8), URLDecoder.decode(v, StandardCharsets.UTF_8));
+    }
+    return q;
+  }
+
+  private static void json(HttpExchange ex, JsonElement body) throws IOException {
+    sendBody(ex, 200, "application/json; charset=utf-8",
+        new GsonBuilder().setPrettyPrinting().serializeNulls().disableHtmlEscaping().create()
+            .toJson(body) + "\n");
+  }
+
+  static void send(HttpExchange ex, int status, String body) throws IOException {
+    sendBody(ex, status, "text/plain; charset=utf-8", body);
+  }
+
+  static void sendBody(HttpExchange ex, int status, String contentType, String body)
+      throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().set("Content-Type", contentType);
+    boolean head = ex.getRequestMethod().equals("HEAD");
+    ex.sendResponseHeaders(status, head ? -1 : bytes.length);
+    if (!head) {
+      try (OutputStream os = ex.getResponseBody()) {
+        os.write(bytes);
+      }
+    }
+    ex.close();
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+}

@@ -1,0 +1,621 @@
+package dev.meridian.internal.server;
+
+import dev.meridian.internal.config.ConfigException;
+import dev.meridian.internal.config.ConfigLoader;
+import dev.meridian.internal.config.ConfigSource;
+import io.grpc.protobuf.services.HealthStatusManager;
+import dev.meridian.internal.config.ConfigWatcher;
+import dev.meridian.internal.config.ConfigChecks;
+import dev.meridian.internal.protocol.LogLine;
+import dev.meridian.internal.protocol.ServedConfig;
+import dev.meridian.internal.config.ReferenceCheck;
+import io.grpc.Server;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import dev.meridian.internal.protocol.HeartbeatPolicy;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The standalone server: config from files (watched and hot-reloaded), the xDS gRPC port and the
+ * HTTP port. {@link #start} fails with {@link ConfigException} if the first load fails.
+ */
+public final class MeridianServer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.server");
+
+  /**
+   * Options of {@code meridian serve}. Port 0 picks an ephemeral port. Null means the default.
+   *
+   * @param bind the xDS (gRPC) listen address
+   * @param adminBind the HTTP (admin) listen address; loopback unless configured otherwise, since
+   *     {@code /config_dump} shows every served resource
+   * @param maxConnectionAge null: connections live forever; else GOAWAY after this age (plus up to
+   *     10% jitter, grpc-java's) so that clients rebalance across replicas
+   * @param maxConnectionAgeGrace how long streams may continue after that GOAWAY before the
+   *     connection is closed; xDS streams never end on their own, so this bounds them
+   * @param permitKeepAliveTime the most frequent client keepalive ping accepted (grpc-java clients
+   *     ping at most every 10s, Envoy as often as its {@code connection_keepalive} says)
+   * @param keepAliveTime how often the server pings an idle connection to detect dead clients
+   * @param shutdownTimeout how long a graceful shutdown waits for streams to end before forcing
+   * @param heartbeatInterval how often TTL resources are heartbeated; null: a third of the TTL
+   * @param referenceCheck what to do with dangling references on load (see {@link ReferenceCheck})
+   * @param restMaxWait the cap on a REST-JSON poll's {@code Prefer: wait}
+   * @param publishDir null, or where to publish DiscoveryResponse files for path config sources
+   * @param controlPlaneId what every response names as {@code control_plane.identifier} (issue
+   *     21); null: {@link MeridianServer#defaultControlPlaneId()}, {@code meridian@<host name>}
+   */
+  public record Options(Path config,
+      String bind,
+      int xdsPort,
+      int httpPort,
+      long pollMillis,
+      String adminBind,
+      Duration maxConnectionAge,
+      Duration maxConnectionAgeGrace,
+      Duration permitKeepAliveTime,
+      Duration keepAliveTime,
+      Duration keepAliveTimeout,
+      Duration shutdownTimeout,
+      Duration heartbeatInterval,
+      ReferenceCheck referenceCheck,
+      Duration restMaxWait,
+      Path publishDir,
+      FilePublisher.Format publishFormat,
+      Tls tls,
+      Integer restPort,
+      boolean allowPlaintextSecrets,
+      String csdsIdentity,
+      String controlPlaneId) {
+    public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
+
+    /**
+     * TLS on the xDS and REST ports (issue 20): PEM certificate chain and key; {@code clientCa}, a
+     * PEM bundle client certificates must chain to (mTLS), or null for TLS without client
+     * certificates. The files are re-read when they change.
+     */
+    public record Tls(Path cert, Path key, Path clientCa) {}
+
+    public Options {
+      if (pollMillis <= 0) {
+        pollMillis = 1000;
+      }
+      if (adminBind == null) {
+        adminBind = DEFAULT_ADMIN_BIND;
+      }
+      if (maxConnectionAgeGrace == null) {
+        maxConnectionAgeGrace = Duration.ofSeconds(10);
+      }
+      if (permitKeepAliveTime == null) {
+        permitKeepAliveTime = Duration.ofSeconds(5);
+      }
+      if (keepAliveTime == null) {
+        keepAliveTime = Duration.ofSeconds(30);
+      }
+      if (keepAliveTimeout == null) {
+        keepAliveTimeout = Duration.ofSeconds(10);
+      }
+      if (shutdownTimeout == null) {
+        shutdownTimeout = Duration.ofSeconds(10);
+      }
+      if (referenceCheck == null) {
+        referenceCheck = ReferenceCheck.WARN;
+      }
+      if (restMaxWait == null) {
+        restMaxWait = Duration.ofSeconds(60);
+      }
+      if (publishFormat == null) {
+        publishFormat = FilePublisher.Format.YAML;
+      }
+    }
+
+    /** The essential options; everything else takes its default. */
+    public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false, null, null);
+    }
+
+    public Options withAdminBind(String v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    public Options withMaxConnectionAge(Duration age, Duration grace) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    public Options withShutdownTimeout(Duration v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    public Options withHeartbeatInterval(Duration v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    public Options withReferenceCheck(ReferenceCheck v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    public Options withRestMaxWait(Duration v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    public Options withPublish(Path dir, FilePublisher.Format format) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    /** TLS (and with a client CA, mTLS) on the xDS and REST ports; null: plaintext. */
+    public Options withTls(Tls v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    /** REST-JSON discovery on its own port (0: ephemeral); null: off. */
+    public Options withRestPort(Integer v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+    }
+
+    /** Streams without a verified identity get Secrets too (local development). */
+    public Options withAllowPlaintextSecrets(boolean v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v, csdsIdentity, controlPlaneId);
+    }
+
+    /**
+     * Under mTLS, the identities (a glob) allowed to read CSDS, which shows every connected
+     * client's config; null: none. Without mTLS CSDS answers anyone who reaches the port.
+     */
+    public Options withCsdsIdentity(String glob) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, glob, controlPlaneId);
+    }
+
+    /**
+     * The identifier every response carries as {@code control_plane.identifier}, naming this
+     * replica (issue 21); null: {@code meridian@<host name>}.
+     */
+    public Options withControlPlaneId(String id) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, id);
+    }
+
+        HeartbeatPolicy heartbeats() {
+      return heartbeatInterval == null ? HeartbeatPolicy.DEFAULT
+          : HeartbeatPolicy.fixed(heartbeatInterval);
+    }
+  }
+
+  /**
+   * What a server names itself without {@code --control-plane-id}: {@code meridian@} and the host
+   * name (in Kubernetes, the pod's name), else the {@code HOSTNAME} variable, else
+   * {@code meridian@unknown}.
+   */
+  public static String defaultControlPlaneId() {
+    return defaultControlPlaneId(() -> java.net.InetAddress.getLocalHost().getHostName(),
+        System.getenv("HOSTNAME"));
+  }
+
+  /** The host name lookup, for tests. */
+  interface HostName {
+    String get() throws IOException;
+  }
+
+  static String defaultControlPlaneId(HostName lookup, String hostnameVariable) {
+    String host = null;
+    try {
+      host = lookup.get();
+    } catch (IOException | RuntimeException e) {
+      // no resolvable local host name: fall back to the variable
+    }
+    if (host == null || host.isBlank()) {
+      host = hostnameVariable;
+    }
+    if (host == null || host.isBlank()) {
+      host = "unknown";
+    }
+    return "meridian@" + host.strip();
+  }
+
+    /** The TLS files given cannot serve (each problem names its flag and file). */
+  public static final class InvalidTls extends IOException {
+    private final List<String> problems;
+
+    InvalidTls(List<String> problems) {
+      super(String.join("; ", problems));
+      this.problems = List.copyOf(problems);
+    }
+
+    public List<String> problems() {
+      return problems;
+    }
+  }
+
+  private final Options options;
+  private final DiscoveryHub hub;
+  private final ExecutorService streamPool;
+  private static final long TICK_MILLIS = 250;
+  private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "meridian-ticker");
+    t.setDaemon(true);
+    return t;
+  });
+  /** Builds the served configs; counts the resources it serializes (the metrics read it). */
+  private final ConfigLoader loader = new ConfigLoader();
+  private ConfigWatcher watcher;
+  /** The config store, or null when the config is a file. */
+  private final ConfigSource source;
+  private Server grpc;
+  private AdminHttpServer http;
+  private RestHttpServer rest;
+  private ServerTls tls;
+  private static final long TLS_RELOAD_MILLIS = 1000;
+  private volatile boolean serving;
+  /**
+   * The standard gRPC health service on the xDS port: SERVING exactly when {@code /readyz} says
+   * ready, so gRPC probes and load balancers need not reach the admin port.
+   */
+  private final io.grpc.protobuf.services.HealthStatusManager health =
+      new io.grpc.protobuf.services.HealthStatusManager();
+  private final java.util.concurrent.atomic.AtomicBoolean closing =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
+
+  public MeridianServer(Options options) {
+    this(options, null);
+  }
+
+  /**
+   * A server whose config comes from {@code source} (etcd) instead of {@code options.config()}:
+   * the ports open at once, {@code /readyz} is 503 and xDS calls fail UNAVAILABLE until the first
+   * config arrives; then every config the source delivers is served as a file reload is.
+   */
+  public MeridianServer(Options options, ConfigSource source) {
+    this.options = options;
+    this.source = source;
+    this.hub = new DiscoveryHub(options.controlPlaneId() != null ? options.controlPlaneId()
+        : defaultControlPlaneId());
+    int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
+    this.streamPool = Executors.newFixedThreadPool(threads, r -> {
+      Thread t = new Thread(r, "meridian-stream");
+      t.setDaemon(true);
+      return t;
+    });
+    // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
+    hub.fanOutOn(streamPool, threads);
+    hub.metrics().resourcesSerializedBy(source == null ? loader::resourcesSerialized
+        : source::resourcesSerialized);
+  }
+
+  public MeridianServer start() throws ConfigException, IOException {
+    if (options.tls() != null) {
+      Options.Tls t = options.tls();
+      try {
+        tls = ServerTls.load(new ServerTls.Files(t.cert(), t.key(), t.clientCa()),
+            Clock.systemUTC(), hub.metrics()::tlsReload);
+      } catch (ServerTls.InvalidTlsFiles e) {
+        if (source != null) {
+          source.close(); // the server owns its source from the start
+        }
+        throw new InvalidTls(e.problems);
+      }
+    }
+    warnAboutTrust();
+    if (source == null) {
+      loadFiles();
+    } else {
+      // The store's first read overlaps the ports' start; until it lands the hub is not loaded,
+      // so /readyz is 503 and xDS calls are refused (NotLoadedYet).
+      hub.metrics().storeStatusBy(source::status);
+      source.start(storeSink());
+    }
+    try {
+      http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
+          () -> !closing.get(), this::isReady, hub, source);
+      if (options.restPort() != null) {
+        // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
+        rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
+            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), streamPool, ticker,
+                options.restMaxWait(), options.allowPlaintextSecrets()), tls);
+      }
+      if (closing.get()) {
+        throw new IOException("closed while starting");
+      }
+      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort())).start();
+    } catch (IOException e) {
+      close();
+      throw e;
+    }
+    serving = true;
+    updateHealth();
+    // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
+    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    if (tls != null) {
+      // Rotation without a restart: new handshakes use the new files, connections continue.
+      ticker.scheduleWithFixedDelay(tls::reloadIfChanged, TLS_RELOAD_MILLIS, TLS_RELOAD_MILLIS,
+          TimeUnit.MILLISECONDS);
+    }
+    return this;
+  }
+
+  /** The config file: loaded once before the ports open (an invalid one stops the start). */
+  private void loadFiles() throws ConfigException, IOException {
+    watcher = new ConfigWatcher(options.config(), loader, loaded -> {
+      long pushStarted = System.nanoTime();
+      // A rejection keeps the served config as the one the watcher compares with; it reports it.
+      int changed = serve(loaded);
+      long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
+      hub.metrics().reload(true);
+      LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
+          .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
+          .kv("files", loaded.files().size()).kv("changed", changed)
+          .kv("load_ms", loaded.loadMillis()).kv("dispatch_ms", pushMillis).toString());
+    }, error -> {
+      hub.metrics().reload(false);
+      LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
+          .kv("serving", "last good config").kv("error", error.getMessage()).toString());
+    }, options.pollMillis());
+    ConfigLoader.Loaded first;
+    try {
+      first = watcher.start();
+    } catch (ConfigException e) {
+      watcher.close();
+      throw e;
+    }
+    ConfigChecks.Result checks = check(first.config());
+    if (checks.rejected()) {
+      watcher.close();
+      throw new ConfigException(checks.rejectionMessages());
+    }
+    if (options.publishDir() != null) {
+      FilePublisher publisher = new FilePublisher(options.publishDir(), options.publishFormat(),
+          hub.controlPlane());
+      hub.register(publisher.listener());
+      publisher.publish(first.config());
+    }
+    hub.update(first.config());
+    hub.metrics().reload(true);
+    LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
+        .kv("resources", first.resources()).kv("groups", first.groups() + 1)
+        .kv("path", options.config()).toString());
+  }
+
+  /** Puts a config in force: serve's checks, then the hub; throws to keep the last one. */
+  private int serve(ConfigLoader.Loaded loaded) throws ConfigException {
+    ConfigChecks.Result checks = check(loaded.config());
+    if (checks.rejected()) {
+      List<String> why = new ArrayList<>(List.of("config rejected (--reference-check reject)"));
+      why.addAll(checks.rejectionMessages());
+      throw new ConfigException(why);
+    }
+    return hub.update(loaded.config());
+  }
+
+  /** The store's configs: each served as a file reload is; the first makes the server ready. */
+  private ConfigSource.Sink storeSink() {
+    FilePublisher publisher = options.publishDir() == null ? null
+        : new FilePublisher(options.publishDir(), options.publishFormat(), hub.controlPlane());
+    return new ConfigSource.Sink() {
+      private boolean first = true;
+
+      @Override
+      public void apply(ConfigLoader.Loaded loaded, long revision) throws ConfigException {
+        long started = System.nanoTime();
+        int changed;
+        try {
+          changed = serve(loaded);
+        } catch (ConfigException e) {
+          hub.metrics().reload(false);
+          throw e;
+        }
+        if (first && publisher != null) {
+          // Only a config that is served is published; later ones reach it as a hub listener.
+          publisher.publish(loaded.config());
+          hub.register(publisher.listener());
+        }
+        hub.metrics().reload(true);
+        updateHealth();
+        LOG.log(System.Logger.Level.INFO, LogLine.of(first ? "config_load" : "config_reload")
+            .kv("result", "ok").kv("source", source.describe())
+            .kv("revision", revision)
+            .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
+            .kv("changed", changed).kv("load_ms", loaded.loadMillis())
+            .kv("dispatch_ms", (System.nanoTime() - started) / 1_000_000).toString());
+        first = false;
+      }
+
+      @Override
+      public void failed(ConfigException problems) {
+        hub.metrics().reload(false);
+        LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
+            .kv("source", source.describe())
+            .kv("serving", hub.isLoaded() ? "last good config" : "nothing yet")
+            .kv("error", problems.getMessage()).toString());
+      }
+    };
+  }
+
+  /** Says at start what an operator should know about who can get what (docs/security.md). */
+  private void warnAboutTrust() {
+    if (tls == null && !isLoopback(options.bind())) {
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("plaintext_xds").kv("bind", options.bind())
+          .kv("risk", "anyone who reaches the port can claim any node id; Secrets go to no one")
+          .kv("fix", "--tls-cert, --tls-key and --tls-client-ca (docs/security.md)").toString());
+    }
+    if (options.allowPlaintextSecrets()) {
+      LOG.log(System.Logger.Level.WARNING, LogLine.of("plaintext_secrets")
+          .kv("risk", "streams without a verified client certificate receive Secrets, private "
+              + "keys included").kv("meant_for", "local development").toString());
+    }
+  }
+
+  private static boolean isLoopback(String address) {
+    try {
+      return java.net.InetAddress.getByName(address).isLoopbackAddress();
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Builds the xDS gRPC server (not started): every discovery service over the hub, CSDS, the
+   * transport settings of the options.
+   */
+  private Server xdsServer(InetSocketAddress address) {
+    NettyServerBuilder b = (tls == null ? NettyServerBuilder.forAddress(address)
+        : NettyServerBuilder.forAddress(address, tls.grpcCredentials()))
+        // Accept keepalive pings from grpc-java (>= 10s) and Envoy (its connection_keepalive),
+        // also on connections without calls; ping idle clients ourselves to find dead ones.
+        .permitKeepAliveTime(options.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
+        .permitKeepAliveWithoutCalls(true)
+        .keepAliveTime(options.keepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
+        .keepAliveTimeout(options.keepAliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
+        .maxInboundMessageSize(64 * 1024 * 1024)
+        // Every handler only hands work to its stream's serial executor: run gRPC callbacks on
+        // the transport threads instead of hopping through another pool first (one less thread
+        // hand-off per request; at 10,000 streams that is most of an ACK's cost).
+        .directExecutor();
+    if (options.maxConnectionAge() != null) {
+      b.maxConnectionAge(options.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
+          .maxConnectionAgeGrace(options.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
+    }
+    b.intercept(new PeerAddress());
+    if (source != null) {
+      b.intercept(new NotLoadedYet(hub));
+    }
+    for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
+        options.heartbeats(), options.allowPlaintextSecrets())) {
+      b.addService(d);
+    }
+    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
+        io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    b.addService(health.getHealthService());
+    CsdsService csds = new CsdsService(hub, streamPool);
+    b.addService(tls != null && tls.requiresClientCertificates()
+        ? io.grpc.ServerInterceptors.intercept(csds, new CsdsAccess(options.csdsIdentity()))
+        : csds.bindService());
+    return b.build();
+  }
+
+  /**
+   * Runs the checks of every load ({@link ConfigChecks}, the same that {@code meridian validate}
+   * runs) and logs what they found; a config with API listeners gets the grpc profile (issue 5).
+   */
+  private ConfigChecks.Result check(ServedConfig config) {
+    ConfigChecks.Result r = ConfigChecks.run(config, options.referenceCheck());
+    for (ConfigChecks.Finding f : r.rejections()) {
+      LOG.log(System.Logger.Level.WARNING, "{0}", f);
+    }
+    for (ConfigChecks.Finding f : r.warnings()) {
+      LOG.log(System.Logger.Level.WARNING, "{0}", f);
+    }
+    return r;
+  }
+
+  public int xdsPort() {
+    return ((InetSocketAddress) grpc.getListenSockets().get(0)).getPort();
+  }
+
+  /** The REST-JSON port, or -1 when it is off. */
+  public int restPort() {
+    return rest == null ? -1 : rest.port();
+  }
+
+  public int httpPort() {
+    return http.port();
+  }
+
+  /** The address the HTTP (admin) port is bound to. */
+  public InetSocketAddress httpAddress() {
+    return http.address();
+  }
+
+  public DiscoveryHub hub() {
+    return hub;
+  }
+
+  /** Returns once the gRPC server has terminated and, if {@link #close} runs, once it is done. */
+  public void awaitTermination() throws InterruptedException {
+    grpc.awaitTermination();
+    if (closing.get()) {
+      closed.await();
+    }
+  }
+
+  /**
+   * Graceful shutdown, bounded by {@link Options#shutdownTimeout}: {@code /readyz} turns 503, the
+   * gRPC server stops accepting and sends GOAWAY, each stream hands the transport what it has queued
+   * and ends with UNAVAILABLE (clients reconnect, to another replica if any); what has not ended by
+   * the deadline is cancelled. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    serving = false;
+    health.enterTerminalState(); // NOT_SERVING from the first instant of a shutdown, as /readyz
+    ticker.shutdownNow();
+    long started = System.nanoTime();
+    int streams = hub.registry().size();
+    if (watcher != null) {
+      watcher.close();
+    }
+    if (source != null) {
+      source.close();
+    }
+    boolean forced = false;
+    if (grpc != null) {
+      grpc.shutdown();
+      for (ConnectedStream s : hub.registry().streams()) {
+        s.drain();
+      }
+      try {
+        if (!grpc.awaitTermination(options.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
+          forced = true;
+          grpc.shutdownNow();
+          grpc.awaitTermination(1, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        forced = true;
+        grpc.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (http != null) {
+      http.close();
+    }
+    if (rest != null) {
+      rest.close();
+    }
+    streamPool.shutdownNow();
+    LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)
+        .kv("forced", forced)
+        .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());
+    closed.countDown();
+  }
+
+  /** The gRPC health service follows readiness; after a shutdown began it stays NOT_SERVING. */
+  private synchronized void updateHealth() {
+    if (!closing.get()) {
+      health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, isReady()
+          ? io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING
+          : io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    }
+  }
+
+  /** Readiness ({@code /readyz}): the config is loaded, gRPC is serving and no shutdown began. */
+  public boolean isReady() {
+    return serving && !closing.get() && hub.isLoaded();
+  }
+
+  /** True once {@link #close} has started. */
+  public boolean isClosing() {
+    return closing.get();
+  }
+}

@@ -1,0 +1,146 @@
+package dev.meridian.internal.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import io.envoyproxy.envoy.config.core.v3.Node;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SotW ACKs repeat the whole subscription, Delta clients subscribe to the same names: clients
+ * sending the same names share one decoded list.
+ */
+class SharedNamesMarshallerTest {
+  final SharedNamesMarshaller<DiscoveryRequest> marshaller = SharedNamesMarshaller.sotw(
+      AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+  final SharedNamesMarshaller<DeltaDiscoveryRequest> delta = SharedNamesMarshaller.delta(
+      AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller());
+
+  static List<String> names(int n, String prefix) {
+    return IntStream.range(0, n).mapToObj(i -> prefix + i).toList();
+  }
+
+  static DiscoveryRequest ack(String node, String nonce, List<String> names) {
+    return DiscoveryRequest.newBuilder().setNode(Node.newBuilder().setId(node))
+        .setTypeUrl("type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment")
+        .setVersionInfo("v1").setResponseNonce(nonce).addAllResourceNames(names).build();
+  }
+
+  DiscoveryRequest roundTrip(DiscoveryRequest r) {
+    return marshaller.parse(new ByteArrayInputStream(r.toByteArray()));
+  }
+
+  @Test
+  void clientsSendingTheSameLargeListShareOneDecodedList() {
+    List<String> names = names(1000, "cluster-");
+    DiscoveryRequest a = ack("node-a", "1", names);
+    DiscoveryRequest b = ack("node-b", "7", names);
+    DiscoveryRequest parsedA = roundTrip(a);
+    DiscoveryRequest parsedB = roundTrip(b);
+    assertThat(parsedA).isEqualTo(a);
+    assertThat(parsedB).isEqualTo(b);
+    for (int i = 0; i < 1000; i += 99) {
+      assertThat(parsedB.getResourceNames(i)).isSameAs(parsedA.getResourceNames(i));
+    }
+  }
+
+  @Test
+  void smallRequestsAndOtherListsParseAsUsual() {
+    DiscoveryRequest small = ack("n", "1", List.of("a", "b"));
+    assertThat(roundTrip(small)).isEqualTo(small);
+    DiscoveryRequest other = ack("n", "2", names(1000, "other-"));
+    assertThat(roundTrip(other)).isEqualTo(other);
+    DiscoveryRequest empty = ack("n", "3", List.of());
+    assertThat(roundTrip(empty)).isEqualTo(empty);
+  }
+
+  @Test
+  void namesInTwoRunsAmongOtherFieldsAreKeptInOrder() throws Exception {
+    // Field order is free on the wire: names, then type_url, then more names.
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CodedOutputStream o = CodedOutputStream.newInstance(out);
+    for (String n : names(500, "first-")) {
+      o.writeString(DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, n);
+    }
+    o.writeString(DiscoveryRequest.TYPE_URL_FIELD_NUMBER, "t");
+    for (String n : names(500, "second-")) {
+      o.writeString(DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, n);
+    }
+    o.flush();
+    byte[] bytes = out.toByteArray();
+    DiscoveryRequest parsed = marshaller.parse(new ByteArrayInputStream(bytes));
+    assertThat(parsed).isEqualTo(DiscoveryRequest.parseFrom(bytes));
+    assertThat(parsed.getResourceNamesList()).hasSize(1000).startsWith("first-0").endsWith("second-499");
+    assertThat(parsed.getTypeUrl()).isEqualTo("t");
+  }
+
+  @Test
+  void theCacheIsBounded() {
+    List<DiscoveryRequest> first = new java.util.ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      first.add(roundTrip(ack("n", "1", names(500, "set-" + i + "-"))));
+    }
+    // The 64 lists seen last are still held: sent again, they share the first decoding.
+    for (int i = 136; i < 200; i++) {
+      assertThat(roundTrip(ack("m", "2", names(500, "set-" + i + "-"))).getResourceNames(7))
+          .as("set " + i).isSameAs(first.get(i).getResourceNames(7));
+    }
+    // The one before them was let go: decoded anew (equal, not the same strings).
+    DiscoveryRequest again = roundTrip(ack("m", "2", names(500, "set-135-")));
+    assertThat(again.getResourceNamesList()).isEqualTo(first.get(135).getResourceNamesList());
+    assertThat(again.getResourceNames(7)).isNotSameAs(first.get(135).getResourceNames(7));
+  }
+
+  @Test
+  void aBrokenRequestIsAnInternalErrorOfThatCallOnly() {
+    byte[] bytes = ack("n", "1", names(1000, "cluster-")).toByteArray();
+    byte[] truncated = java.util.Arrays.copyOf(bytes, bytes.length / 2); // cut inside the names
+    assertThatThrownBy(() -> marshaller.parse(new ByteArrayInputStream(truncated)))
+        .isInstanceOfSatisfying(StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL));
+    // An unknown field is kept, as the plain parse keeps it.
+    DiscoveryRequest withUnknown = ack("n", "1", names(1000, "cluster-")).toBuilder()
+        .setUnknownFields(com.google.protobuf.UnknownFieldSet.newBuilder().addField(99,
+            com.google.protobuf.UnknownFieldSet.Field.newBuilder()
+                .addLengthDelimited(ByteString.copyFromUtf8("x")).build()).build()).build();
+    assertThat(roundTrip(withUnknown)).isEqualTo(withUnknown);
+  }
+
+  static DeltaDiscoveryRequest subscribe(String node, List<String> names) {
+    return DeltaDiscoveryRequest.newBuilder().setNode(Node.newBuilder().setId(node))
+        .setTypeUrl("type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment")
+        .addAllResourceNamesSubscribe(names).addResourceNamesUnsubscribe("old")
+        .putInitialResourceVersions("cluster-1", "v1").setResponseNonce("3").build();
+  }
+
+  @Test
+  void deltaClientsSubscribingToTheSameLargeListShareOneDecodedList() {
+    // Spec "Incremental xDS": each Delta client names its subscription; at fleet scale the same
+    // 10,000 EDS names arrive from every client (and again when warming clusters re-subscribe).
+    List<String> names = names(1000, "cluster-");
+    DeltaDiscoveryRequest a = subscribe("node-a", names);
+    DeltaDiscoveryRequest b = subscribe("node-b", names);
+    DeltaDiscoveryRequest parsedA = delta.parse(new ByteArrayInputStream(a.toByteArray()));
+    DeltaDiscoveryRequest parsedB = delta.parse(new ByteArrayInputStream(b.toByteArray()));
+    assertThat(parsedA).isEqualTo(a);
+    assertThat(parsedB).isEqualTo(b);
+    assertThat(parsedB.getResourceNamesUnsubscribeList()).containsExactly("old");
+    for (int i = 0; i < 1000; i += 99) {
+      assertThat(parsedB.getResourceNamesSubscribe(i)).isSameAs(parsedA.getResourceNamesSubscribe(i));
+    }
+    // An ACK (no names) and a small change parse as usual.
+    DeltaDiscoveryRequest small = subscribe("n", List.of("x"));
+    assertThat(delta.parse(new ByteArrayInputStream(small.toByteArray()))).isEqualTo(small);
+  }
+}
