@@ -19,6 +19,18 @@ public final class ServedConfig {
   private final List<Group> groups;
   private final SecretAccess secretAccess;
   private final Map<String, Snapshot> byName = new LinkedHashMap<>();
+  /** Places nodes instead of the groups' matchers (the embedding API); null: the matchers. */
+  private final Placer placer;
+
+  /**
+   * Where a node goes, decided by the embedding application's own function instead of group
+   * matchers. Called for each stream's first request and again for each config change that
+   * concerns it: it must be fast and must not block.
+   */
+  @FunctionalInterface
+  public interface Placer {
+    Placement place(Node node, String identity);
+  }
 
   public ServedConfig(Snapshot defaults, List<Group> groups) {
     this(defaults, groups, SecretAccess.NONE);
@@ -28,12 +40,31 @@ public final class ServedConfig {
     this.defaults = defaults;
     this.groups = List.copyOf(groups);
     this.secretAccess = secretAccess;
+    this.placer = null;
     byName.put(DEFAULT_GROUP, defaults);
     for (Group g : groups) {
       if (byName.put(g.name(), g.snapshot()) != null) {
         throw new IllegalArgumentException("duplicate group name " + g.name());
       }
     }
+  }
+
+  /**
+   * A config whose nodes {@code placer} places (the embedding API): {@code snapshots} by group
+   * name; a group the placer names that is not here serves nothing.
+   */
+  public ServedConfig(Map<String, Snapshot> snapshots, Placer placer, SecretAccess secretAccess) {
+    this.defaults = snapshots.getOrDefault(DEFAULT_GROUP, Snapshot.empty());
+    this.groups = List.of();
+    this.secretAccess = secretAccess;
+    this.placer = placer;
+    byName.put(DEFAULT_GROUP, defaults);
+    snapshots.forEach(byName::putIfAbsent);
+  }
+
+  /** The function that places nodes, or null when the groups' matchers do. */
+  public Placer placer() {
+    return placer;
   }
 
   public static ServedConfig empty() {
@@ -58,6 +89,9 @@ public final class ServedConfig {
    * proof). A group matched by identity alone is simply not this node's when the identity differs.
    */
   public Placement place(Node node, String identity) {
+    if (placer != null) {
+      return placer.place(node, identity);
+    }
     for (Group g : groups) {
       NodeMatcher m = g.matcher();
       if (!m.matches(node)) {

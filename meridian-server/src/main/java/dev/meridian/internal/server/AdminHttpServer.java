@@ -48,14 +48,26 @@ final class AdminHttpServer implements AutoCloseable {
       return t;
     });
     server.setExecutor(executor);
-    server.createContext("/healthz", get(ex -> {
+    routes(live, ready, hub, store).forEach(server::createContext);
+    server.createContext("/", ex -> send(ex, 404, "not found: " + ex.getRequestURI().getPath() + "\n"));
+    server.start();
+  }
+
+  /**
+   * The admin endpoints by path: {@code /healthz}, {@code /readyz}, and with a hub
+   * {@code /config_dump}, {@code /clients}, {@code /metrics}.
+   */
+  static Map<String, HttpHandler> routes(BooleanSupplier live, BooleanSupplier ready,
+      DiscoveryHub hub, ConfigSource store) {
+    Map<String, HttpHandler> routes = new java.util.LinkedHashMap<>();
+    routes.put("/healthz", get(ex -> {
       if (live.getAsBoolean()) {
         send(ex, 200, "ok\n");
       } else {
         send(ex, 503, "shutting down\n");
       }
     }));
-    server.createContext("/readyz", get(ex -> {
+    routes.put("/readyz", get(ex -> {
       if (ready.getAsBoolean()) {
         send(ex, 200, "ok\n" + (store == null ? "" : storeLine(store) + "\n"));
       } else if (store != null && !store.status().loaded()) {
@@ -66,14 +78,57 @@ final class AdminHttpServer implements AutoCloseable {
       }
     }));
     if (hub != null) {
-      server.createContext("/config_dump", get(ex -> configDump(ex, hub)));
-      server.createContext("/clients", get(ex -> clients(ex, hub, store)));
-      server.createContext("/metrics", get(ex -> sendBody(ex, 200,
+      routes.put("/config_dump", get(ex -> configDump(ex, hub)));
+      routes.put("/clients", get(ex -> clients(ex, hub, store)));
+      routes.put("/metrics", get(ex -> sendBody(ex, 200,
           "text/plain; version=0.0.4; charset=utf-8",
           hub.metrics().render(hub.registry(), hub.current()))));
     }
-    server.createContext("/", ex -> send(ex, 404, "not found: " + ex.getRequestURI().getPath() + "\n"));
-    server.start();
+    return routes;
+  }
+
+  /**
+   * One handler serving {@code routes} below whatever context it is mounted at in someone else's
+   * HTTP server: mounted at {@code /meridian}, {@code /meridian/clients} is {@code /clients}.
+   */
+  static HttpHandler mounted(Map<String, HttpHandler> routes) {
+    return ex -> {
+      String base = ex.getHttpContext().getPath();
+      String path = ex.getRequestURI().getPath();
+      String rest = path.startsWith(base) ? path.substring(base.length()) : path;
+      if (!rest.startsWith("/")) {
+        rest = "/" + rest;
+      }
+      HttpHandler h = routes.get(rest.length() > 1 && rest.endsWith("/")
+          ? rest.substring(0, rest.length() - 1) : rest);
+      if (h == null) {
+        send(ex, 404, "not found: " + path + "\n");
+      } else {
+        h.handle(ex);
+      }
+    };
+  }
+
+  /** The body of {@code /clients} (without a filter). */
+  static String clientsJson(DiscoveryHub hub, ConfigSource store) throws Exception {
+    List<ClientStatus> statuses = hub.registry().statuses()
+        .get(StreamRegistry.STATUS_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), null,
+        hub.controlPlaneId());
+    if (store != null) {
+      body.add("config_source", AdminJson.store(store));
+    }
+    return pretty(body);
+  }
+
+  /** The body of {@code /config_dump} (every group, every type). */
+  static String configDumpJson(DiscoveryHub hub) {
+    return pretty(AdminJson.configDump(hub.current(), null, null));
+  }
+
+  private static String pretty(JsonElement body) {
+    return new GsonBuilder().setPrettyPrinting().serializeNulls().disableHtmlEscaping().create()
+        .toJson(body) + "\n";
   }
 
   /** Adds a handler for a path prefix (REST-JSON discovery, ...). */
@@ -181,9 +236,7 @@ final class AdminHttpServer implements AutoCloseable {
   }
 
   private static void json(HttpExchange ex, JsonElement body) throws IOException {
-    sendBody(ex, 200, "application/json; charset=utf-8",
-        new GsonBuilder().setPrettyPrinting().serializeNulls().disableHtmlEscaping().create()
-            .toJson(body) + "\n");
+    sendBody(ex, 200, "application/json; charset=utf-8", pretty(body));
   }
 
   static void send(HttpExchange ex, int status, String body) throws IOException {

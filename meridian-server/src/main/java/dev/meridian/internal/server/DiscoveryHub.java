@@ -69,6 +69,8 @@ public final class DiscoveryHub {
   private final Metrics metrics = new Metrics();
   /** This hub's streams share interned subscriptions and answers; other hubs' never do. */
   private final Sharing sharing = Sharing.interning();
+  /** Who hears of stream events (the embedding API's callbacks); set before streams start. */
+  private volatile StreamEvents events = StreamEvents.NONE;
   /** Who this server is, in every response (issue 21); null: not named. */
   private final ControlPlane controlPlane;
 
@@ -95,6 +97,15 @@ public final class DiscoveryHub {
   /** This server's identifier (see {@link #DiscoveryHub(String)}); null when it has none. */
   public String controlPlaneId() {
     return controlPlane == null ? null : controlPlane.getIdentifier();
+  }
+
+  /** Streams opened from now on report their events to {@code events}. */
+  public void events(StreamEvents events) {
+    this.events = events == null ? StreamEvents.NONE : events;
+  }
+
+  StreamEvents events() {
+    return events;
   }
 
   /** What the streams of this hub share (see {@link Sharing}). */
@@ -144,7 +155,8 @@ public final class DiscoveryHub {
     // Groups redefined, or who may have which Secret (issue 20): any stream may be concerned.
     boolean groupsChanged = !previous.groups().stream().map(g -> g.name() + g.matcher())
         .toList().equals(next.groups().stream().map(g -> g.name() + g.matcher()).toList())
-        || !previous.secretAccess().equals(next.secretAccess());
+        || !previous.secretAccess().equals(next.secretAccess())
+        || previous.placer() != next.placer();
     if (changes.isEmpty() && !groupsChanged) {
       return 0; // identical content: nothing is sent to anyone
     }

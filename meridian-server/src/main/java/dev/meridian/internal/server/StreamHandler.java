@@ -48,6 +48,10 @@ final class StreamHandler<Q extends Message, R extends Message>
   private long caughtUpTo;
   /** The interest last published to the hub's index. */
   private XdsStream.Interest published = XdsStream.Interest.NONE;
+  /** The embedding application's callbacks; {@link StreamEvents#NONE} without them. */
+  private final StreamEvents events;
+  /** Whether {@link StreamEvents#opened} was reported (at the first request with a node). */
+  private boolean opened;
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
       SerialExecutor executor, String description, Clock clock) {
@@ -58,6 +62,7 @@ final class StreamHandler<Q extends Message, R extends Message>
     this.telemetry = new StreamTelemetry(hub,
         stream.variant().equals("Delta") ? StreamInfo.DELTA : StreamInfo.SOTW,
         stream.serviceType(), description, clock);
+    this.events = hub.events();
     hub.registry().register(this);
     this.responses.setOnReadyHandler(() -> executor.execute(this::flush));
     this.responses.setOnCancelHandler(() -> executor.execute(() -> finish("cancelled")));
@@ -71,8 +76,17 @@ final class StreamHandler<Q extends Message, R extends Message>
         telemetry.request(stream.requestType(request));
         DiscoveryHub.Served now = hub.served();
         generation = Math.max(generation, now.generation());
-        apply(stream.onRequest(request, now.config()));
+        List<Outcome> outcomes = stream.onRequest(request, now.config());
+        // Reported before what the request caused: opened, the request, then its responses.
         telemetry.announce(stream.node(), stream.group());
+        if (!opened && stream.node() != null) {
+          opened = true;
+          events.opened(telemetry.info, stream.node(), stream.group());
+        }
+        if (opened) {
+          events.request(telemetry.info, stream.node(), stream.group(), request);
+        }
+        apply(outcomes);
       }
     });
   }
@@ -180,6 +194,9 @@ final class StreamHandler<Q extends Message, R extends Message>
       if (o instanceof Outcome.Send s) {
         R r = (R) s.response();
         telemetry.sent(s.type(), r.getSerializedSize());
+        if (opened) {
+          events.sent(telemetry.info, stream.node(), stream.group(), s.type(), r);
+        }
         if (backlog.isEmpty() && !draining && responses.isReady()) {
           responses.onNext(r); // straight through: no store into the long-lived backlog
         } else {
@@ -188,8 +205,14 @@ final class StreamHandler<Q extends Message, R extends Message>
         }
       } else if (o instanceof Outcome.Nacked n) {
         telemetry.nacked(n.nack(), stream.group());
+        if (opened) {
+          events.nacked(telemetry.info, stream.node(), stream.group(), n.nack());
+        }
       } else if (o instanceof Outcome.Ack a) {
         telemetry.acked(a.type(), a.version());
+        if (opened) {
+          events.acked(telemetry.info, stream.node(), stream.group(), a.type(), a.version());
+        }
       } else if (o instanceof Outcome.Ignored i) {
         telemetry.ignored(i.type(), i.reason());
       } else if (o instanceof Outcome.Withheld w) {
@@ -225,6 +248,9 @@ final class StreamHandler<Q extends Message, R extends Message>
       hub.unregister(this);
       hub.registry().unregister(this);
       telemetry.closed(stream.node(), stream.group(), reason);
+      if (opened) {
+        events.closed(telemetry.info, stream.node(), stream.group(), reason);
+      }
     }
   }
 

@@ -1,0 +1,272 @@
+package dev.meridian.internal.server;
+
+import com.sun.net.httpserver.HttpHandler;
+import dev.meridian.internal.protocol.HeartbeatPolicy;
+import io.envoyproxy.envoy.service.status.v3.ClientStatusRequest;
+import io.envoyproxy.envoy.service.status.v3.ClientStatusResponse;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The engine behind the embedding API ({@code dev.meridian.server.Meridian}): a hub, its stream
+ * pool and heartbeat ticker, the xDS services for any gRPC server, and optionally a gRPC server
+ * and an admin HTTP server of its own. Config reaches the hub from code ({@link DiscoveryHub#update}),
+ * through the same diff and fan-out as a file reload.
+ */
+public final class EmbeddedServer implements AutoCloseable {
+  private static final long TICK_MILLIS = 250;
+  private static final long TLS_RELOAD_MILLIS = 1000;
+
+  /**
+   * @param controlPlaneId what every response names as {@code control_plane.identifier}
+   * @param heartbeatInterval null: a third of each TTL
+   * @param plaintextSecrets whether streams without a verified client certificate get Secrets
+   * @param keepAlive the transport settings of the server {@link #start} opens
+   */
+  public record Settings(String controlPlaneId, Duration heartbeatInterval,
+      boolean plaintextSecrets, Duration permitKeepAliveTime, Duration keepAliveTime,
+      Duration keepAliveTimeout, Duration maxConnectionAge, Duration maxConnectionAgeGrace,
+      Duration shutdownTimeout) {}
+
+  /** TLS files of the server {@link #start} opens; {@code clientCa} null: no client certificates. */
+  public record TlsFiles(Path cert, Path key, Path clientCa) {}
+
+  private final Settings settings;
+  private final DiscoveryHub hub;
+  private final ExecutorService streamPool;
+  private final ScheduledExecutorService ticker;
+  private final HealthStatusManager health = new HealthStatusManager();
+  private final AtomicBoolean closing = new AtomicBoolean();
+  private final List<AutoCloseable> owned = new ArrayList<>();
+  private Server grpc;
+  private AdminHttpServer admin;
+
+  public EmbeddedServer(Settings settings) {
+    this.settings = settings;
+    this.hub = new DiscoveryHub(settings.controlPlaneId());
+    int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
+    this.streamPool = Executors.newFixedThreadPool(threads, r -> {
+      Thread t = new Thread(r, "meridian-stream");
+      t.setDaemon(true);
+      return t;
+    });
+    hub.fanOutOn(streamPool, threads);
+    this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "meridian-ticker");
+      t.setDaemon(true);
+      return t;
+    });
+    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
+  }
+
+  public DiscoveryHub hub() {
+    return hub;
+  }
+
+  private HeartbeatPolicy heartbeats() {
+    return settings.heartbeatInterval() == null ? HeartbeatPolicy.DEFAULT
+        : HeartbeatPolicy.fixed(settings.heartbeatInterval());
+  }
+
+  /**
+   * Every xDS discovery service, each call seen with its peer and verified identity and refused
+   * UNAVAILABLE until the first config is published (an empty config would tell clients every
+   * resource is gone).
+   */
+  public List<ServerServiceDefinition> xdsServices() {
+    List<ServerServiceDefinition> defs = new ArrayList<>();
+    for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
+        heartbeats(), settings.plaintextSecrets())) {
+      defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), new PeerAddress()));
+    }
+    return defs;
+  }
+
+  /** CSDS over the hub's streams; it shows every client's config, so the application guards it. */
+  public ServerServiceDefinition csdsService() {
+    return ServerInterceptors.intercept(new CsdsService(hub, streamPool), new PeerAddress());
+  }
+
+  /** The standard gRPC health service: SERVING while {@link #isReady}. */
+  public BindableService healthService() {
+    return health.getHealthService();
+  }
+
+  /** The config went in force: the health service follows readiness. */
+  public synchronized void updateHealth() {
+    if (!closing.get()) {
+      health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
+          isReady() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+    }
+  }
+
+  /** Ready: a config was published and no close began. */
+  public boolean isReady() {
+    return hub.isLoaded() && !closing.get();
+  }
+
+  /**
+   * Opens a gRPC server of its own with every xDS service, CSDS (refused to all under mTLS unless
+   * {@code csdsIdentity} matches) and health; returns the bound port.
+   */
+  public synchronized int start(InetSocketAddress address, TlsFiles tlsFiles, String csdsIdentity)
+      throws IOException {
+    if (grpc != null) {
+      throw new IllegalStateException("already serving on port " + port());
+    }
+    ServerTls tls = null;
+    if (tlsFiles != null) {
+      try {
+        tls = ServerTls.load(new ServerTls.Files(tlsFiles.cert(), tlsFiles.key(),
+            tlsFiles.clientCa()), Clock.systemUTC(), hub.metrics()::tlsReload);
+      } catch (ServerTls.InvalidTlsFiles e) {
+        throw new IOException("TLS files cannot serve: " + String.join("; ", e.problems));
+      }
+      ServerTls reloading = tls;
+      ticker.scheduleWithFixedDelay(reloading::reloadIfChanged, TLS_RELOAD_MILLIS,
+          TLS_RELOAD_MILLIS, TimeUnit.MILLISECONDS);
+    }
+    NettyServerBuilder b = (tls == null ? NettyServerBuilder.forAddress(address)
+        : NettyServerBuilder.forAddress(address, tls.grpcCredentials()))
+        .permitKeepAliveTime(settings.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
+        .permitKeepAliveWithoutCalls(true)
+        .keepAliveTime(settings.keepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
+        .keepAliveTimeout(settings.keepAliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
+        .maxInboundMessageSize(64 * 1024 * 1024)
+        .directExecutor(); // handlers only hand work to each stream's serial executor
+    if (settings.maxConnectionAge() != null) {
+      b.maxConnectionAge(settings.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
+          .maxConnectionAgeGrace(settings.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
+    }
+    xdsServices().forEach(b::addService);
+    b.addService(healthService());
+    CsdsService csds = new CsdsService(hub, streamPool);
+    b.addService(tls != null && tls.requiresClientCertificates()
+        ? ServerInterceptors.intercept(csds, new CsdsAccess(csdsIdentity), new PeerAddress())
+        : ServerInterceptors.intercept(csds, new PeerAddress()));
+    grpc = b.build().start();
+    updateHealth();
+    return port();
+  }
+
+  /** The port of the server {@link #start} opened, or -1. */
+  public synchronized int port() {
+    return grpc == null ? -1 : ((InetSocketAddress) grpc.getListenSockets().get(0)).getPort();
+  }
+
+  /** Opens the admin HTTP endpoints on a port of their own; returns the bound address. */
+  public synchronized InetSocketAddress startAdmin(InetSocketAddress address) throws IOException {
+    if (admin != null) {
+      throw new IllegalStateException("admin HTTP already started on " + admin.address());
+    }
+    admin = new AdminHttpServer(address, () -> !closing.get(), this::isReady, hub, null);
+    return admin.address();
+  }
+
+  /** The admin endpoints as one handler, to mount in the application's own JDK HTTP server. */
+  public HttpHandler adminHandler() {
+    return AdminHttpServer.mounted(
+        AdminHttpServer.routes(() -> !closing.get(), this::isReady, hub, null));
+  }
+
+  /** What {@code /clients} shows. */
+  public String clientsJson() throws Exception {
+    return AdminHttpServer.clientsJson(hub, null);
+  }
+
+  /** What {@code /config_dump} shows (Secrets redacted). */
+  public String configDumpJson() {
+    return AdminHttpServer.configDumpJson(hub);
+  }
+
+  /** What {@code /metrics} shows (Prometheus text). */
+  public String metricsText() {
+    return hub.metrics().render(hub.registry(), hub.current());
+  }
+
+  /** What CSDS answers to {@code request}. */
+  public ClientStatusResponse clientStatus(ClientStatusRequest request) throws Exception {
+    return new CsdsService(hub, streamPool).answer(request)
+        .get(StreamRegistry.STATUS_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+  }
+
+  private void awaitStreamsEnded() {
+    long deadline = System.nanoTime() + settings.shutdownTimeout().toNanos();
+    while (hub.registry().size() > 0 && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** Closes {@code c} with this server. */
+  public synchronized void own(AutoCloseable c) {
+    owned.add(c);
+  }
+
+  /**
+   * Ends every stream (each hands the transport what it has queued, then ends UNAVAILABLE so that
+   * clients reconnect elsewhere), stops what this server opened, its threads. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    health.enterTerminalState();
+    ticker.shutdownNow();
+    if (grpc != null) {
+      grpc.shutdown();
+    }
+    for (ConnectedStream s : hub.registry().streams()) {
+      s.drain();
+    }
+    if (grpc == null) {
+      awaitStreamsEnded(); // streams on the application's server: theirs to end, ours to drain
+    } else {
+      try {
+        if (!grpc.awaitTermination(settings.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
+          grpc.shutdownNow();
+          grpc.awaitTermination(1, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        grpc.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (admin != null) {
+      admin.close();
+    }
+    synchronized (this) {
+      for (AutoCloseable c : owned) {
+        try {
+          c.close();
+        } catch (Exception e) {
+          // closing: nothing left to tell
+        }
+      }
+    }
+    streamPool.shutdownNow();
+  }
+}

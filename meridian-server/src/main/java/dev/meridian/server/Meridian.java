@@ -1,0 +1,272 @@
+package dev.meridian.server;
+
+import dev.meridian.internal.protocol.ServedConfig;
+import dev.meridian.internal.server.EmbeddedServer;
+import dev.meridian.internal.server.MeridianServer;
+import io.grpc.BindableService;
+import io.grpc.ServerServiceDefinition;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Meridian embedded in an application: the application computes config and publishes it
+ * ({@link #publisher()}); Meridian serves it over every xDS variant to every client, on a gRPC
+ * server of its own ({@link #start}) or on the application's ({@link #xdsServices()}).
+ *
+ * <pre>{@code
+ * Meridian meridian = Meridian.builder()
+ *     .grouping((node, identity) -> node.getCluster())
+ *     .build();
+ * meridian.publisher().set("frontend", List.of(cluster, endpoints, listener, routes));
+ * meridian.start(18000);
+ * }</pre>
+ *
+ * Every instance is independent: two Meridians in one JVM share no state. See docs/embedding.md.
+ */
+public final class Meridian implements AutoCloseable {
+  private final EmbeddedServer engine;
+  private final Publisher publisher;
+  private final Admin admin;
+  private final CallbackDispatcher callbacks;
+  private final Duration shutdownTimeout;
+  private final EmbeddedServer.TlsFiles tls;
+  private final String csdsIdentity;
+
+  private Meridian(Builder b) {
+    this.shutdownTimeout = b.shutdownTimeout;
+    this.tls = b.tls;
+    this.csdsIdentity = b.csdsIdentity;
+    this.engine = new EmbeddedServer(new EmbeddedServer.Settings(
+        b.controlPlaneId != null ? b.controlPlaneId : MeridianServer.defaultControlPlaneId(),
+        b.heartbeatInterval, b.allowPlaintextSecrets, b.permitKeepAliveTime, b.keepAliveTime,
+        b.keepAliveTimeout, b.maxConnectionAge, b.maxConnectionAgeGrace, b.shutdownTimeout));
+    this.callbacks = b.callbacks == null ? null
+        : new CallbackDispatcher(b.callbacks, b.callbackQueue);
+    engine.hub().events(callbacks);
+    this.publisher = new Publisher(engine.hub(), placer(b.grouping), b.validation,
+        engine::updateHealth);
+    this.admin = new Admin(engine);
+  }
+
+  private static ServedConfig.Placer placer(NodeGrouping grouping) {
+    return (node, identity) -> {
+      String group;
+      try {
+        group = grouping.groupOf(node, identity);
+      } catch (RuntimeException e) {
+        return new ServedConfig.Placement("", "the application's node grouping failed for node '"
+            + node.getId() + "': " + e);
+      }
+      return group == null
+          ? new ServedConfig.Placement("", "the application's node grouping placed node '"
+              + node.getId() + "' in no group")
+          : new ServedConfig.Placement(group, null);
+    };
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Where the application publishes config. */
+  public Publisher publisher() {
+    return publisher;
+  }
+
+  /**
+   * Every xDS discovery service (ADS and per-type, State of the World and Incremental), to add to
+   * the application's own {@code ServerBuilder} with its TLS and interceptors. Each call knows
+   * its peer and, under mTLS, its client's identity. Until the first publication calls fail
+   * UNAVAILABLE. For a gRPC server the application builds itself, give it
+   * {@code directExecutor()}: Meridian's handlers never block.
+   */
+  public List<ServerServiceDefinition> xdsServices() {
+    return engine.xdsServices();
+  }
+
+  /**
+   * CSDS ({@code envoy.service.status.v3.ClientStatusDiscoveryService}): every client's config.
+   * Not part of {@link #xdsServices()}: add it only where operators, not workloads, can call it.
+   */
+  public ServerServiceDefinition csdsService() {
+    return engine.csdsService();
+  }
+
+  /** The standard gRPC health service, SERVING while {@link #isReady()}. */
+  public BindableService healthService() {
+    return engine.healthService();
+  }
+
+  /**
+   * Serves on a gRPC server of Meridian's own on every address at {@code port} (0: any free
+   * port): {@link #xdsServices()}, CSDS and health. With {@link Builder#tls}, TLS or mTLS.
+   *
+   * @return this, once the port is open
+   */
+  public Meridian start(int port) throws IOException {
+    return start(new InetSocketAddress(port));
+  }
+
+  /** As {@link #start(int)}, on one address. */
+  public Meridian start(InetSocketAddress address) throws IOException {
+    engine.start(address, tls, csdsIdentity);
+    return this;
+  }
+
+  /** The port {@link #start} opened, or -1. */
+  public int port() {
+    return engine.port();
+  }
+
+  /** The admin data and endpoints. */
+  public Admin admin() {
+    return admin;
+  }
+
+  /** Ready to serve: something was published and {@link #close} has not begun. */
+  public boolean isReady() {
+    return engine.isReady();
+  }
+
+  /** Callback events dropped because the callback queue was full. */
+  public long callbackEventsDropped() {
+    return callbacks == null ? 0 : callbacks.dropped();
+  }
+
+  /**
+   * Ends every stream gracefully (each hands the transport what it has queued, then ends
+   * UNAVAILABLE so clients reconnect, to another replica if any), bounded by the shutdown
+   * timeout; stops the server and admin port Meridian opened; delivers the queued callbacks.
+   * On the application's own gRPC server, call it before that server's shutdown. Idempotent.
+   */
+  @Override
+  public void close() {
+    engine.close();
+    if (callbacks != null) {
+      callbacks.close(shutdownTimeout);
+    }
+  }
+
+  /** Settings of a {@link Meridian}; every one has a default. */
+  public static final class Builder {
+    private String controlPlaneId;
+    private NodeGrouping grouping = NodeGrouping.everyone(ServedConfig.DEFAULT_GROUP);
+    private Validation validation = Validation.OFF;
+    private DiscoveryCallbacks callbacks;
+    private int callbackQueue = 65_536;
+    private Duration heartbeatInterval;
+    private boolean allowPlaintextSecrets;
+    private Duration permitKeepAliveTime = Duration.ofSeconds(5);
+    private Duration keepAliveTime = Duration.ofSeconds(30);
+    private Duration keepAliveTimeout = Duration.ofSeconds(10);
+    private Duration maxConnectionAge;
+    private Duration maxConnectionAgeGrace = Duration.ofSeconds(10);
+    private Duration shutdownTimeout = Duration.ofSeconds(10);
+    private EmbeddedServer.TlsFiles tls;
+    private String csdsIdentity;
+
+    private Builder() {}
+
+    /**
+     * What every response names as {@code control_plane.identifier} (CSDS and client logs show
+     * who served a config); default {@code meridian@<host name>}.
+     */
+    public Builder controlPlaneId(String id) {
+      this.controlPlaneId = id;
+      return this;
+    }
+
+    /** How nodes are placed in groups; default: every node in the group {@code default}. */
+    public Builder grouping(NodeGrouping grouping) {
+      this.grouping = Objects.requireNonNull(grouping, "grouping");
+      return this;
+    }
+
+    /** What a publication is checked for; default {@link Validation#OFF}. */
+    public Builder validation(Validation validation) {
+      this.validation = Objects.requireNonNull(validation, "validation");
+      return this;
+    }
+
+    /** Observes streams; see {@link DiscoveryCallbacks}. The queue holds 65,536 events. */
+    public Builder callbacks(DiscoveryCallbacks callbacks) {
+      return callbacks(callbacks, 65_536);
+    }
+
+    /** Observes streams, with at most {@code queueCapacity} events waiting for the callbacks. */
+    public Builder callbacks(DiscoveryCallbacks callbacks, int queueCapacity) {
+      if (queueCapacity < 1) {
+        throw new IllegalArgumentException("the callback queue needs room for an event");
+      }
+      this.callbacks = Objects.requireNonNull(callbacks, "callbacks");
+      this.callbackQueue = queueCapacity;
+      return this;
+    }
+
+    /** How often resources with a TTL are heartbeated; default a third of each TTL. */
+    public Builder heartbeatInterval(Duration interval) {
+      this.heartbeatInterval = interval;
+      return this;
+    }
+
+    /**
+     * Whether streams without a verified client certificate receive Secrets (local development
+     * only); default false: a Secret goes only to a stream whose identity is proven, in the group
+     * it is published in.
+     */
+    public Builder allowPlaintextSecrets(boolean allow) {
+      this.allowPlaintextSecrets = allow;
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: the most frequent client keepalive ping accepted, how often
+     * idle connections are pinged and how long a ping may go unanswered.
+     */
+    public Builder keepAlive(Duration permitTime, Duration time, Duration timeout) {
+      this.permitKeepAliveTime = Objects.requireNonNull(permitTime);
+      this.keepAliveTime = Objects.requireNonNull(time);
+      this.keepAliveTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: connections get a GOAWAY after {@code age} (plus up to 10%
+     * jitter) so clients rebalance across replicas; streams then have {@code grace} to end.
+     */
+    public Builder maxConnectionAge(Duration age, Duration grace) {
+      this.maxConnectionAge = age;
+      this.maxConnectionAgeGrace = Objects.requireNonNull(grace);
+      return this;
+    }
+
+    /** How long {@link Meridian#close} lets streams end before cutting them; default 10 s. */
+    public Builder shutdownTimeout(Duration timeout) {
+      this.shutdownTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: TLS from PEM files (re-read when they change), with
+     * {@code clientCa} (null: none) mutual TLS, which gives streams their identity.
+     */
+    public Builder tls(Path certChain, Path privateKey, Path clientCa) {
+      this.tls = new EmbeddedServer.TlsFiles(certChain, privateKey, clientCa);
+      return this;
+    }
+
+    /** Under mTLS on {@link Meridian#start}'s server, the identities (a glob) that may call CSDS. */
+    public Builder csdsIdentity(String glob) {
+      this.csdsIdentity = glob;
+      return this;
+    }
+
+    public Meridian build() {
+      return new Meridian(this);
+    }
+  }
+}
