@@ -8,7 +8,7 @@ import java.util.function.DoubleSupplier;
  * multiplier 1.6, jitter 0.2, max 120 s; we cap at 30 s like grpc-java's xDS client). The random
  * source is injected so tests are deterministic.
  */
-public final class Backoff {
+final class Backoff {
   private final Duration initial;
   private final Duration max;
   private final double multiplier;

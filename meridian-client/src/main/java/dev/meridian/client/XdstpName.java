@@ -8,7 +8,7 @@ import java.util.TreeMap;
  * {@code xdstp://[authority]/{type}/{id}[?{context parameters}]}. The canonical form sorts the
  * context parameters, so equal names compare equal.
  */
-public record XdstpName(String authority, String type, String id, Map<String, String> params) {
+record XdstpName(String authority, String type, String id, Map<String, String> params) {
   public static final String SCHEME = "xdstp://";
 
   public XdstpName {

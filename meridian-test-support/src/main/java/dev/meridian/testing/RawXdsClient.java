@@ -85,6 +85,11 @@ public abstract class RawXdsClient<Q extends Message, R extends Message> impleme
     return new Delta(channel, null, node(nodeId));
   }
 
+  /** A Delta stream on ADS for {@code node} (its client features, cluster, ...). */
+  public static Delta deltaAds(Channel channel, Node node) {
+    return new Delta(channel, null, node);
+  }
+
   /** A Delta stream on {@code type}'s own service (DeltaClusters, ..., DeltaVirtualHosts). */
   public static Delta deltaPerType(Channel channel, ResourceType type, String nodeId) {
     return new Delta(channel, type, node(nodeId));
