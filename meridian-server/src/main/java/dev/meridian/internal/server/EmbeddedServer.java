@@ -2,6 +2,7 @@ package dev.meridian.internal.server;
 
 import com.sun.net.httpserver.HttpHandler;
 import dev.meridian.internal.protocol.HeartbeatPolicy;
+import dev.meridian.internal.protocol.LogLine;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusRequest;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusResponse;
 import io.grpc.BindableService;
@@ -31,6 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * through the same diff and fan-out as a file reload.
  */
 public final class EmbeddedServer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("dev.meridian.server");
   private static final long TICK_MILLIS = 250;
   private static final long TLS_RELOAD_MILLIS = 1000;
 
@@ -81,6 +83,27 @@ public final class EmbeddedServer implements AutoCloseable {
     return hub;
   }
 
+  /** The streams' pool (REST-JSON polls run on it too). */
+  ExecutorService streamPool() {
+    return streamPool;
+  }
+
+  /** The heartbeat ticker (REST-JSON poll deadlines run on it too). */
+  ScheduledExecutorService ticker() {
+    return ticker;
+  }
+
+  /** Returns once the server {@link #start} opened has terminated. */
+  void awaitTermination() throws InterruptedException {
+    Server s;
+    synchronized (this) {
+      s = grpc;
+    }
+    if (s != null) {
+      s.awaitTermination();
+    }
+  }
+
   private HeartbeatPolicy heartbeats() {
     return settings.heartbeatInterval() == null ? HeartbeatPolicy.DEFAULT
         : HeartbeatPolicy.fixed(settings.heartbeatInterval());
@@ -111,10 +134,15 @@ public final class EmbeddedServer implements AutoCloseable {
   }
 
   /** The config went in force: the health service follows readiness. */
-  public synchronized void updateHealth() {
+  public void updateHealth() {
+    updateHealth(isReady());
+  }
+
+  /** Sets the health service's status; after a close began it stays NOT_SERVING. */
+  synchronized void updateHealth(boolean ready) {
     if (!closing.get()) {
       health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
-          isReady() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+          ready ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
     }
   }
 
@@ -129,20 +157,37 @@ public final class EmbeddedServer implements AutoCloseable {
    */
   public synchronized int start(InetSocketAddress address, TlsFiles tlsFiles, String csdsIdentity)
       throws IOException {
-    if (grpc != null) {
-      throw new IllegalStateException("already serving on port " + port());
-    }
     ServerTls tls = null;
     if (tlsFiles != null) {
       try {
-        tls = ServerTls.load(new ServerTls.Files(tlsFiles.cert(), tlsFiles.key(),
-            tlsFiles.clientCa()), Clock.systemUTC(), hub.metrics()::tlsReload);
+        tls = loadTls(tlsFiles);
       } catch (ServerTls.InvalidTlsFiles e) {
         throw new IOException("TLS files cannot serve: " + String.join("; ", e.problems));
       }
-      ServerTls reloading = tls;
-      ticker.scheduleWithFixedDelay(reloading::reloadIfChanged, TLS_RELOAD_MILLIS,
-          TLS_RELOAD_MILLIS, TimeUnit.MILLISECONDS);
+    }
+    return start(address, tls, csdsIdentity);
+  }
+
+  /**
+   * Loads TLS files and re-reads them when they change (rotation without a restart: new
+   * handshakes use the new files, connections continue).
+   */
+  ServerTls loadTls(TlsFiles files) throws ServerTls.InvalidTlsFiles {
+    ServerTls tls = ServerTls.load(new ServerTls.Files(files.cert(), files.key(),
+        files.clientCa()), Clock.systemUTC(), hub.metrics()::tlsReload);
+    ticker.scheduleWithFixedDelay(tls::reloadIfChanged, TLS_RELOAD_MILLIS, TLS_RELOAD_MILLIS,
+        TimeUnit.MILLISECONDS);
+    return tls;
+  }
+
+  /** As {@link #start(InetSocketAddress, TlsFiles, String)} with TLS already loaded (or null). */
+  synchronized int start(InetSocketAddress address, ServerTls tls, String csdsIdentity)
+      throws IOException {
+    if (grpc != null) {
+      throw new IllegalStateException("already serving on port " + port());
+    }
+    if (closing.get()) {
+      throw new IOException("closed while starting");
     }
     NettyServerBuilder b = (tls == null ? NettyServerBuilder.forAddress(address)
         : NettyServerBuilder.forAddress(address, tls.grpcCredentials()))
@@ -220,6 +265,11 @@ public final class EmbeddedServer implements AutoCloseable {
     }
   }
 
+  /** The health service says NOT_SERVING from now on (a shutdown began). */
+  void stopServingHealth() {
+    health.enterTerminalState();
+  }
+
   /** Closes {@code c} with this server. */
   public synchronized void own(AutoCloseable c) {
     owned.add(c);
@@ -234,8 +284,11 @@ public final class EmbeddedServer implements AutoCloseable {
     if (!closing.compareAndSet(false, true)) {
       return;
     }
-    health.enterTerminalState();
+    health.enterTerminalState(); // NOT_SERVING from the first instant of a shutdown
     ticker.shutdownNow();
+    long started = System.nanoTime();
+    int streams = hub.registry().size();
+    boolean forced = false;
     if (grpc != null) {
       grpc.shutdown();
     }
@@ -247,10 +300,12 @@ public final class EmbeddedServer implements AutoCloseable {
     } else {
       try {
         if (!grpc.awaitTermination(settings.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
+          forced = true;
           grpc.shutdownNow();
           grpc.awaitTermination(1, TimeUnit.SECONDS);
         }
       } catch (InterruptedException e) {
+        forced = true;
         grpc.shutdownNow();
         Thread.currentThread().interrupt();
       }
@@ -268,5 +323,8 @@ public final class EmbeddedServer implements AutoCloseable {
       }
     }
     streamPool.shutdownNow();
+    LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)
+        .kv("forced", forced)
+        .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());
   }
 }

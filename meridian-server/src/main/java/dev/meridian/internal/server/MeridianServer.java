@@ -3,15 +3,11 @@ package dev.meridian.internal.server;
 import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ConfigSource;
-import io.grpc.protobuf.services.HealthStatusManager;
 import dev.meridian.internal.config.ConfigWatcher;
 import dev.meridian.internal.config.ConfigChecks;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.config.ReferenceCheck;
-import io.grpc.Server;
-import io.grpc.ServerServiceDefinition;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -19,11 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ScheduledExecutorService;
 import dev.meridian.internal.protocol.HeartbeatPolicy;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The standalone server: config from files (watched and hot-reloaded), the xDS gRPC port and the
@@ -237,31 +229,18 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   private final Options options;
+  /** The hub, its pools, the xDS services and gRPC server: the engine the embedding API runs on. */
+  private final EmbeddedServer engine;
   private final DiscoveryHub hub;
-  private final ExecutorService streamPool;
-  private static final long TICK_MILLIS = 250;
-  private final ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "meridian-ticker");
-    t.setDaemon(true);
-    return t;
-  });
   /** Builds the served configs; counts the resources it serializes (the metrics read it). */
   private final ConfigLoader loader = new ConfigLoader();
   private ConfigWatcher watcher;
   /** The config store, or null when the config is a file. */
   private final ConfigSource source;
-  private Server grpc;
   private AdminHttpServer http;
   private RestHttpServer rest;
   private ServerTls tls;
-  private static final long TLS_RELOAD_MILLIS = 1000;
   private volatile boolean serving;
-  /**
-   * The standard gRPC health service on the xDS port: SERVING exactly when {@code /readyz} says
-   * ready, so gRPC probes and load balancers need not reach the admin port.
-   */
-  private final io.grpc.protobuf.services.HealthStatusManager health =
-      new io.grpc.protobuf.services.HealthStatusManager();
   private final java.util.concurrent.atomic.AtomicBoolean closing =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
@@ -278,16 +257,12 @@ public final class MeridianServer implements AutoCloseable {
   public MeridianServer(Options options, ConfigSource source) {
     this.options = options;
     this.source = source;
-    this.hub = new DiscoveryHub(options.controlPlaneId() != null ? options.controlPlaneId()
-        : defaultControlPlaneId());
-    int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
-    this.streamPool = Executors.newFixedThreadPool(threads, r -> {
-      Thread t = new Thread(r, "meridian-stream");
-      t.setDaemon(true);
-      return t;
-    });
-    // Config changes reach the streams from one pool task per pool thread (see fanOutOn).
-    hub.fanOutOn(streamPool, threads);
+    this.engine = new EmbeddedServer(new EmbeddedServer.Settings(
+        options.controlPlaneId() != null ? options.controlPlaneId() : defaultControlPlaneId(),
+        options.heartbeatInterval(), options.allowPlaintextSecrets(),
+        options.permitKeepAliveTime(), options.keepAliveTime(), options.keepAliveTimeout(),
+        options.maxConnectionAge(), options.maxConnectionAgeGrace(), options.shutdownTimeout()));
+    this.hub = engine.hub();
     hub.metrics().resourcesSerializedBy(source == null ? loader::resourcesSerialized
         : source::resourcesSerialized);
   }
@@ -296,8 +271,7 @@ public final class MeridianServer implements AutoCloseable {
     if (options.tls() != null) {
       Options.Tls t = options.tls();
       try {
-        tls = ServerTls.load(new ServerTls.Files(t.cert(), t.key(), t.clientCa()),
-            Clock.systemUTC(), hub.metrics()::tlsReload);
+        tls = engine.loadTls(new EmbeddedServer.TlsFiles(t.cert(), t.key(), t.clientCa()));
       } catch (ServerTls.InvalidTlsFiles e) {
         if (source != null) {
           source.close(); // the server owns its source from the start
@@ -317,29 +291,26 @@ public final class MeridianServer implements AutoCloseable {
     try {
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
           () -> !closing.get(), this::isReady, hub, source);
+      engine.own(http); // closed with the engine, after its streams ended
       if (options.restPort() != null) {
         // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
         rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
-            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), streamPool, ticker,
+            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), engine.streamPool(),
+                engine.ticker(),
                 options.restMaxWait(), options.allowPlaintextSecrets()), tls);
+        engine.own(rest);
       }
       if (closing.get()) {
         throw new IOException("closed while starting");
       }
-      grpc = xdsServer(new InetSocketAddress(options.bind(), options.xdsPort())).start();
+      engine.start(new InetSocketAddress(options.bind(), options.xdsPort()), tls,
+          options.csdsIdentity());
     } catch (IOException e) {
       close();
       throw e;
     }
     serving = true;
     updateHealth();
-    // Heartbeat cadence: well within the shortest interval a TTL can ask for (at most 1 s).
-    ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
-    if (tls != null) {
-      // Rotation without a restart: new handshakes use the new files, connections continue.
-      ticker.scheduleWithFixedDelay(tls::reloadIfChanged, TLS_RELOAD_MILLIS, TLS_RELOAD_MILLIS,
-          TimeUnit.MILLISECONDS);
-    }
     return this;
   }
 
@@ -463,46 +434,6 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   /**
-   * Builds the xDS gRPC server (not started): every discovery service over the hub, CSDS, the
-   * transport settings of the options.
-   */
-  private Server xdsServer(InetSocketAddress address) {
-    NettyServerBuilder b = (tls == null ? NettyServerBuilder.forAddress(address)
-        : NettyServerBuilder.forAddress(address, tls.grpcCredentials()))
-        // Accept keepalive pings from grpc-java (>= 10s) and Envoy (its connection_keepalive),
-        // also on connections without calls; ping idle clients ourselves to find dead ones.
-        .permitKeepAliveTime(options.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
-        .permitKeepAliveWithoutCalls(true)
-        .keepAliveTime(options.keepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
-        .keepAliveTimeout(options.keepAliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
-        .maxInboundMessageSize(64 * 1024 * 1024)
-        // Every handler only hands work to its stream's serial executor: run gRPC callbacks on
-        // the transport threads instead of hopping through another pool first (one less thread
-        // hand-off per request; at 10,000 streams that is most of an ACK's cost).
-        .directExecutor();
-    if (options.maxConnectionAge() != null) {
-      b.maxConnectionAge(options.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
-          .maxConnectionAgeGrace(options.maxConnectionAgeGrace().toNanos(), TimeUnit.NANOSECONDS);
-    }
-    b.intercept(new PeerAddress());
-    if (source != null) {
-      b.intercept(new NotLoadedYet(hub));
-    }
-    for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
-        options.heartbeats(), options.allowPlaintextSecrets())) {
-      b.addService(d);
-    }
-    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES,
-        io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
-    b.addService(health.getHealthService());
-    CsdsService csds = new CsdsService(hub, streamPool);
-    b.addService(tls != null && tls.requiresClientCertificates()
-        ? io.grpc.ServerInterceptors.intercept(csds, new CsdsAccess(options.csdsIdentity()))
-        : csds.bindService());
-    return b.build();
-  }
-
-  /**
    * Runs the checks of every load ({@link ConfigChecks}, the same that {@code meridian validate}
    * runs) and logs what they found; a config with API listeners gets the grpc profile (issue 5).
    */
@@ -518,7 +449,7 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   public int xdsPort() {
-    return ((InetSocketAddress) grpc.getListenSockets().get(0)).getPort();
+    return engine.port();
   }
 
   /** The REST-JSON port, or -1 when it is off. */
@@ -541,7 +472,7 @@ public final class MeridianServer implements AutoCloseable {
 
   /** Returns once the gRPC server has terminated and, if {@link #close} runs, once it is done. */
   public void awaitTermination() throws InterruptedException {
-    grpc.awaitTermination();
+    engine.awaitTermination();
     if (closing.get()) {
       closed.await();
     }
@@ -559,54 +490,20 @@ public final class MeridianServer implements AutoCloseable {
       return;
     }
     serving = false;
-    health.enterTerminalState(); // NOT_SERVING from the first instant of a shutdown, as /readyz
-    ticker.shutdownNow();
-    long started = System.nanoTime();
-    int streams = hub.registry().size();
+    engine.stopServingHealth(); // NOT_SERVING from the first instant of a shutdown, as /readyz
     if (watcher != null) {
       watcher.close();
     }
     if (source != null) {
       source.close();
     }
-    boolean forced = false;
-    if (grpc != null) {
-      grpc.shutdown();
-      for (ConnectedStream s : hub.registry().streams()) {
-        s.drain();
-      }
-      try {
-        if (!grpc.awaitTermination(options.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
-          forced = true;
-          grpc.shutdownNow();
-          grpc.awaitTermination(1, TimeUnit.SECONDS);
-        }
-      } catch (InterruptedException e) {
-        forced = true;
-        grpc.shutdownNow();
-        Thread.currentThread().interrupt();
-      }
-    }
-    if (http != null) {
-      http.close();
-    }
-    if (rest != null) {
-      rest.close();
-    }
-    streamPool.shutdownNow();
-    LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)
-        .kv("forced", forced)
-        .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());
+    engine.close(); // health NOT_SERVING at once, streams drained, then the ports closed
     closed.countDown();
   }
 
   /** The gRPC health service follows readiness; after a shutdown began it stays NOT_SERVING. */
-  private synchronized void updateHealth() {
-    if (!closing.get()) {
-      health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, isReady()
-          ? io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING
-          : io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
-    }
+  private void updateHealth() {
+    engine.updateHealth(isReady());
   }
 
   /** Readiness ({@code /readyz}): the config is loaded, gRPC is serving and no shutdown began. */
