@@ -185,6 +185,7 @@ public final class Publisher {
       ConfigChecks.Result r = ConfigChecks.run(config,
           validation == Validation.REJECT ? ReferenceCheck.REJECT : ReferenceCheck.WARN);
       if (r.rejected()) {
+        hub.metrics().reload(false); // meridian_config_reloads_total{result="failed"}
         throw new InvalidConfigException(r.rejectionMessages());
       }
       warnings = r.warnings().stream().map(Object::toString).toList();
@@ -193,6 +194,7 @@ public final class Publisher {
       }
     }
     int changed = hub.update(config);
+    hub.metrics().reload(true); // a publication is this server's reload
     groups = next;
     snapshots = nextSnapshots;
     afterPublish.run();
