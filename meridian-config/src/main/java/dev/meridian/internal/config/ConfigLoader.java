@@ -1,7 +1,6 @@
 package dev.meridian.internal.config;
 
 import com.google.protobuf.Message;
-import dev.meridian.internal.protocol.TypeResolver;
 import dev.meridian.internal.protocol.NodeMatcher;
 import dev.meridian.internal.protocol.SecretAccess;
 import dev.meridian.internal.protocol.ResourceType;
@@ -44,6 +43,8 @@ public final class ConfigLoader {
       "nodeCluster", "node_cluster", "identity", "identity");
 
   private Map<String, XdsResource> cache = new HashMap<>();
+  /** The message types this loader's loads have read (the server keeps one loader). */
+  private final MessageTypes types = new MessageTypes();
 
   public ConfigLoader() {}
 
@@ -652,7 +653,7 @@ public final class ConfigLoader {
             + ResourceType.CLUSTER.typeUrl() + ")");
         return null;
       }
-      MessageReader reader = new MessageReader(TypeResolver.shared());
+      MessageReader reader = new MessageReader(types);
       com.google.protobuf.Duration ttl = null;
       List<String> aliases = List.of();
       ConfigNode body = tree;
@@ -683,7 +684,7 @@ public final class ConfigLoader {
       ResourceType type = ResourceType.fromTypeUrl(typeUrl).orElse(null);
       if (type == null) {
         String hint = typeUrl.startsWith(ResourceType.TYPE_URL_PREFIX)
-            && TypeResolver.shared().find(typeUrl.substring(ResourceType.TYPE_URL_PREFIX.length())) != null
+            && types.find(typeUrl.substring(ResourceType.TYPE_URL_PREFIX.length())) != null
             ? "a known message, but not a resource type" : "unknown type";
         ConfigNode typeNode = entry(body, "@type");
         Set<String> known = new java.util.LinkedHashSet<>(

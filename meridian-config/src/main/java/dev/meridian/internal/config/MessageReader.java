@@ -27,7 +27,6 @@ import com.google.protobuf.Value;
 import com.google.protobuf.util.Durations;
 import com.google.protobuf.util.FieldMaskUtil;
 import com.google.protobuf.util.Timestamps;
-import dev.meridian.internal.protocol.TypeResolver;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.text.ParseException;
@@ -37,7 +36,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Reads a {@link ConfigNode} tree into a proto message by walking the message's descriptor
@@ -62,8 +60,6 @@ final class MessageReader {
   private static final int MAX_DEPTH = 100;
   /** A value that was reported as a problem: set nothing. */
   private static final Object INVALID = new Object();
-  private static final Map<Descriptor, Map<String, FieldDescriptor>> FIELD_NAMES =
-      new ConcurrentHashMap<>();
   private static final Set<String> WRAPPERS = Set.of(
       BoolValue.getDescriptor().getFullName(), Int32Value.getDescriptor().getFullName(),
       UInt32Value.getDescriptor().getFullName(), Int64Value.getDescriptor().getFullName(),
@@ -80,10 +76,10 @@ final class MessageReader {
   private static final String STRING_VALUE = StringValue.getDescriptor().getFullName();
   private static final String NULL_VALUE = NullValue.getDescriptor().getFullName();
 
-  private final TypeResolver registry;
+  private final MessageTypes registry;
   private final List<Problem> problems = new ArrayList<>();
 
-  MessageReader(TypeResolver registry) {
+  MessageReader(MessageTypes registry) {
     this.registry = registry;
   }
 
@@ -104,7 +100,7 @@ final class MessageReader {
     if (!expect(map, ConfigNode.Kind.MAP, "a mapping (" + type.getFullName() + ")", where)) {
       return;
     }
-    Map<String, FieldDescriptor> byName = fieldNames(type);
+    Map<String, FieldDescriptor> byName = registry.fieldNames(type);
     List<ConfigNode.Entry> entries = map.entries();
     FieldDescriptor[] set = new FieldDescriptor[entries.size()];
     next:
@@ -693,17 +689,6 @@ final class MessageReader {
       }
     }
     return best == null ? "" : "; did you mean `" + best.getName() + "`?";
-  }
-
-  private static Map<String, FieldDescriptor> fieldNames(Descriptor type) {
-    return FIELD_NAMES.computeIfAbsent(type, t -> {
-      Map<String, FieldDescriptor> m = new HashMap<>();
-      for (FieldDescriptor fd : t.getFields()) {
-        m.put(fd.getName(), fd);
-        m.put(fd.getJsonName(), fd);
-      }
-      return m;
-    });
   }
 
   private static String at(ConfigNode.Entry e) {

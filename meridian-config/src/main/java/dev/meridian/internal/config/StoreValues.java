@@ -30,6 +30,8 @@ public final class StoreValues {
   private final Map<com.google.protobuf.Descriptors.Descriptor, Boolean> holdsAny =
       new java.util.HashMap<>();
   private JsonFormat.Printer printer;
+  /** Finds the types packed in {@code Any}s by name. */
+  private final MessageTypes typesByName = new MessageTypes();
 
   public StoreValues(StoreLayout layout) {
     this.layout = layout;
@@ -115,8 +117,7 @@ public final class StoreValues {
     if (m.getDescriptorForType().getFullName().equals(Any.getDescriptor().getFullName())) {
       String url = (String) m.getField(m.getDescriptorForType().findFieldByName("type_url"));
       String name = url.substring(url.lastIndexOf('/') + 1);
-      com.google.protobuf.Descriptors.Descriptor d = dev.meridian.internal.protocol.TypeResolver.shared()
-          .find(name);
+      com.google.protobuf.Descriptors.Descriptor d = typesByName.find(name);
       if (d == null) {
         return; // printing says which type is unknown
       }

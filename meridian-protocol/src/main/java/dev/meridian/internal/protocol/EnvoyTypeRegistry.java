@@ -28,13 +28,19 @@ import java.util.stream.Stream;
  * scanning the generated file descriptors that ship beside the Envoy classes.
  */
 public final class EnvoyTypeRegistry {
-  private static final String[] PACKAGES = {
-    "io/envoyproxy/", "com/github/xds/", "com/github/udpa/", "xds/", "udpa/", "envoy/",
-    "validate/", "com/google/api/", "com/google/rpc/", "dev/cel/", "cel/", "io/opentelemetry/",
-    "io/prometheus/"
-  };
+  private static final List<String> PACKAGES = List.of(
+      "io/envoyproxy/", "com/github/xds/", "com/github/udpa/", "xds/", "udpa/", "envoy/",
+      "validate/", "com/google/api/", "com/google/rpc/", "dev/cel/", "cel/", "io/opentelemetry/",
+      "io/prometheus/");
 
-  private static volatile EnvoyTypeRegistry instance;
+  /**
+   * The one registry of the process, built on first use (the JVM's lazy class initialization).
+   * Shared by every server in the JVM, and safely so: it is a function of the classpath, built
+   * once and never written after (immutable descriptors and type registries).
+   */
+  private static final class Holder {
+    static final EnvoyTypeRegistry INSTANCE = new EnvoyTypeRegistry(scan());
+  }
 
   private final JsonFormat.TypeRegistry typeRegistry;
   private final com.google.protobuf.TypeRegistry protoTypeRegistry;
@@ -54,16 +60,7 @@ public final class EnvoyTypeRegistry {
   }
 
   public static EnvoyTypeRegistry get() {
-    EnvoyTypeRegistry r = instance;
-    if (r == null) {
-      synchronized (EnvoyTypeRegistry.class) {
-        r = instance;
-        if (r == null) {
-          instance = r = new EnvoyTypeRegistry(scan());
-        }
-      }
-    }
-    return r;
+    return Holder.INSTANCE;
   }
 
   public JsonFormat.TypeRegistry typeRegistry() {

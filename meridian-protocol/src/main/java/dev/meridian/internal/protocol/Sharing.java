@@ -112,6 +112,13 @@ public abstract class Sharing {
     private final Map<Set<String>, WeakReference<Set<String>>> sets = new WeakHashMap<>();
     private final Map<List<String>, WeakReference<RequestNames>> requests = new WeakHashMap<>();
     private final IdentityMemo<List<XdsResource>, Warming> warmings = new IdentityMemo<>(2);
+    /** This hub's memo of the empty snapshot, which is one for the JVM (see TypeSnapshot.memo). */
+    private final TypeSnapshot.Memo emptyMemo = TypeSnapshot.empty().newMemo();
+
+    private TypeSnapshot.Memo memo(TypeSnapshot snapshot) {
+      TypeSnapshot.Memo m = snapshot.memo();
+      return m != null ? m : emptyMemo;
+    }
 
     @Override
     Set<String> names(Set<String> names) {
@@ -153,14 +160,14 @@ public abstract class Sharing {
 
     @Override
     boolean hasAll(TypeSnapshot snapshot, Set<String> names) {
-      return names.size() < INTERN_FROM ? snapshot.hasAll(names) : snapshot.memo().hasAll(names);
+      return names.size() < INTERN_FROM ? snapshot.hasAll(names) : memo(snapshot).hasAll(names);
     }
 
     @Override
     String viewVersion(TypeSnapshot snapshot, Set<String> names) {
       // A fleet subscribing to one large (interned) set: one hash per snapshot for all of them.
       return names.size() < INTERN_FROM ? snapshot.viewVersion(names)
-          : snapshot.memo().viewVersion(names);
+          : memo(snapshot).viewVersion(names);
     }
 
     @Override
@@ -168,7 +175,7 @@ public abstract class Sharing {
       // A client in sync with a snapshot holds that snapshot's own map, as every client in sync
       // does: the diff from it is worked out once. (The empty map too: a first answer.)
       Map<String, String> base = held.sharedBase();
-      return base == null ? Diff.toWhole(held, snapshot) : snapshot.memo().toWhole(base);
+      return base == null ? Diff.toWhole(held, snapshot) : memo(snapshot).toWhole(base);
     }
 
     @Override

@@ -15,7 +15,9 @@ import java.util.function.Supplier;
  * of a start on 2 cores (issue 18, "A 20-second start"); here it only runs for a name that the
  * API jars' Java package conventions do not find.
  *
- * <p>Thread-safe: {@link #find} is synchronized; descriptors are immutable.
+ * <p>Thread-safe: {@link #find} is synchronized; descriptors are immutable. Its owner (a config
+ * loader, say) keeps one for as long as it lives; there is no process-wide instance, so two
+ * servers in one JVM share no lookups (only the immutable {@link EnvoyTypeRegistry}).
  */
 public final class TypeResolver {
   /**
@@ -27,8 +29,6 @@ public final class TypeResolver {
   private static final List<String> JAVA_PREFIXES =
       List.of("io.envoyproxy.", "com.github.", "com.github.udpa.", "com.", "dev.", "io.", "");
 
-  private static final TypeResolver SHARED = new TypeResolver(EnvoyTypeRegistry::get);
-
   private final Supplier<EnvoyTypeRegistry> fullScan;
   private final Map<String, Descriptor> found = new HashMap<>();
   /** Names looked up already, found or not: each is looked up once. */
@@ -37,11 +37,6 @@ public final class TypeResolver {
   /** @param fullScan every API message, for a name the conventions do not find */
   public TypeResolver(Supplier<EnvoyTypeRegistry> fullScan) {
     this.fullScan = fullScan;
-  }
-
-  /** The resolver config loading shares, so each type is resolved once per process. */
-  public static TypeResolver shared() {
-    return SHARED;
   }
 
   /** The message descriptor for a full name, or null if the API has no such message. */

@@ -34,6 +34,7 @@ public final class TypeSnapshot {
     TreeMap<String, String> versions = new TreeMap<>();
     resources.forEach((n, r) -> versions.put(n, r.version()));
     this.version = Versions.ofView(versions);
+    this.memo = resources.isEmpty() ? null : new Memo();
   }
 
   public static TypeSnapshot empty() {
@@ -139,15 +140,23 @@ public final class TypeSnapshot {
     return names.size() == byName.size() && hasAll(names);
   }
 
-  private final Memo memo = new Memo();
+  /** Null in {@link #EMPTY}, which every server in the JVM shares (see {@link #memo()}). */
+  private final Memo memo;
 
   /**
    * Answers about this snapshot that an interning {@link Sharing} remembers: after a reload every
    * stream in sync asks the same question about the same large (interned) set or earlier version
    * map. Kept with the snapshot so that they go when it goes; only the interning Sharing asks.
+   * Null for the empty snapshot: it is a JVM-wide constant, so the Sharing (one per hub) keeps
+   * its own memo of it ({@link #newMemo()}), and no hub's objects are remembered process-wide.
    */
   Memo memo() {
     return memo;
+  }
+
+  /** A memo of answers about this snapshot, for its owner to keep (see {@link #memo()}). */
+  Memo newMemo() {
+    return new Memo();
   }
 
   /** See {@link #memo()}. Keyed by identity: the questions are asked about shared objects. */

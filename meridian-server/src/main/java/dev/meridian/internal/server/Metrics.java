@@ -15,9 +15,13 @@ import java.util.function.LongSupplier;
  * docs/operations.md and are a contract.
  */
 public final class Metrics {
-  /** Push latency buckets, seconds: from a config change reaching a stream to the client's ACK. */
-  static final double[] LATENCY_BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-      30, 60};
+  /**
+   * Push latency buckets, seconds: from a config change reaching a stream to the client's ACK.
+   * A new array for each histogram: an array is mutable, so none is shared between servers.
+   */
+  static double[] latencyBuckets() {
+    return new double[] {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+  }
 
   private final Map<ResourceType, LongAdder> requests = adders();
   private final Map<ResourceType, LongAdder> responses = adders();
@@ -235,14 +239,15 @@ public final class Metrics {
 
   /** A fixed-bucket histogram; observations are lock-free. */
   static final class Histogram {
-    private final AtomicLongArray buckets = new AtomicLongArray(LATENCY_BUCKETS.length);
+    private final double[] bounds = latencyBuckets();
+    private final AtomicLongArray buckets = new AtomicLongArray(bounds.length);
     private final LongAdder count = new LongAdder();
     private final java.util.concurrent.atomic.DoubleAdder sum =
         new java.util.concurrent.atomic.DoubleAdder();
 
     void observe(double seconds) {
-      for (int i = 0; i < LATENCY_BUCKETS.length; i++) {
-        if (seconds <= LATENCY_BUCKETS[i]) {
+      for (int i = 0; i < bounds.length; i++) {
+        if (seconds <= bounds[i]) {
           buckets.incrementAndGet(i);
           break;
         }
@@ -257,10 +262,10 @@ public final class Metrics {
 
     void render(StringBuilder sb, String name, String labels) {
       long cumulative = 0;
-      for (int i = 0; i < LATENCY_BUCKETS.length; i++) {
+      for (int i = 0; i < bounds.length; i++) {
         cumulative += buckets.get(i);
         sb.append(name).append("_bucket{").append(labels).append(",le=\"")
-            .append(LATENCY_BUCKETS[i]).append("\"} ").append(cumulative).append('\n');
+            .append(bounds[i]).append("\"} ").append(cumulative).append('\n');
       }
       sb.append(name).append("_bucket{").append(labels).append(",le=\"+Inf\"} ")
           .append(count.sum()).append('\n');
