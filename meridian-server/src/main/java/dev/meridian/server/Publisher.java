@@ -188,7 +188,9 @@ public final class Publisher {
         hub.metrics().reload(false); // meridian_config_reloads_total{result="failed"}
         throw new InvalidConfigException(r.rejectionMessages());
       }
-      warnings = r.warnings().stream().map(Object::toString).toList();
+      // An empty group is normal for an application whose data is still empty: not a finding.
+      warnings = r.warnings().stream().filter(f -> f.check() != ConfigChecks.Check.EMPTY_CONFIG)
+          .map(Object::toString).toList();
       for (String w : warnings) {
         LOG.log(System.Logger.Level.WARNING, w);
       }

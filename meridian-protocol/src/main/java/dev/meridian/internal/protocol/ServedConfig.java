@@ -58,8 +58,8 @@ public final class ServedConfig {
     this.groups = List.of();
     this.secretAccess = secretAccess;
     this.placer = placer;
-    byName.put(DEFAULT_GROUP, defaults);
-    snapshots.forEach(byName::putIfAbsent);
+    // Only the groups published: "default" is a name like any other here.
+    new java.util.TreeMap<>(snapshots).forEach(byName::put);
   }
 
   /** The function that places nodes, or null when the groups' matchers do. */
@@ -126,7 +126,7 @@ public final class ServedConfig {
     return byName.getOrDefault(group, Snapshot.empty());
   }
 
-  /** Group names, the default first. */
+  /** Group names: the default first, then in config order (placed configs: only those published, sorted). */
   public Iterable<String> groupNames() {
     return byName.keySet();
   }
