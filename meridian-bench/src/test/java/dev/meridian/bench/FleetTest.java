@@ -3,7 +3,7 @@ package dev.meridian.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.internal.config.ConfigLoader;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.Snapshot;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

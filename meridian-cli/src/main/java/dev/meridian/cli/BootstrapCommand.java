@@ -4,7 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
 import com.google.protobuf.util.JsonFormat;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.client.TlsConfig;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.server.FilePublisher;

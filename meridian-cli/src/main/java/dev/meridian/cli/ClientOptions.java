@@ -2,7 +2,7 @@ package dev.meridian.cli;
 
 import dev.meridian.client.Bootstrap;
 import dev.meridian.client.XdsClient;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -4,7 +4,7 @@ import dev.meridian.client.ResourceUpdate;
 import dev.meridian.client.ResourceWatcher;
 import dev.meridian.client.XdsClient;
 import dev.meridian.client.XdsError;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -96,8 +96,8 @@ final class StatusCommand implements Callable<Integer> {
     for (ClientConfig c : r.getConfigList()) {
       for (ClientConfig.GenericXdsConfig g : c.getGenericXdsConfigsList()) {
         // CDS, EDS, ... for the types Meridian knows; the message name for any other server's.
-        String type = dev.meridian.internal.protocol.ResourceType.fromTypeUrl(g.getTypeUrl())
-            .map(dev.meridian.internal.protocol.ResourceType::abbreviation)
+        String type = dev.meridian.xds.ResourceType.fromTypeUrl(g.getTypeUrl())
+            .map(dev.meridian.xds.ResourceType::abbreviation)
             .orElse(g.getTypeUrl().substring(g.getTypeUrl().lastIndexOf('.') + 1));
         String error = g.hasErrorState() ? g.getErrorState().getDetails().replace('\n', ' ') : "";
         rows.add(new String[] {c.getNode().getId(), dash(c.getNode().getCluster()), type,

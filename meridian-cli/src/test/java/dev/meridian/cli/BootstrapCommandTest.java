@@ -3,7 +3,7 @@ package dev.meridian.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.server.FilePublisher;
 import io.envoyproxy.envoy.config.bootstrap.v3.Bootstrap;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;

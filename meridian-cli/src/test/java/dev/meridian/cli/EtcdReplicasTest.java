@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.etcd.EtcdConfigSource;
 import dev.meridian.internal.etcd.EtcdTarget;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.EtcdProcess;
 import dev.meridian.testing.RawXdsClient;

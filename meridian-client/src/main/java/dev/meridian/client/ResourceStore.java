@@ -1,6 +1,6 @@
 package dev.meridian.client;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

@@ -2,7 +2,7 @@ package dev.meridian.client;
 
 import com.google.protobuf.Duration;
 import com.google.protobuf.Message;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.XdsResource;
 import java.util.Objects;
 

@@ -1,6 +1,6 @@
 package dev.meridian.client;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 
 /**
  * Told about one resource (or, for a wildcard watch, every resource of a type). Callbacks run

@@ -1,6 +1,6 @@
 package dev.meridian.client;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.XdsResource;
 import io.grpc.Status;
 import java.time.Duration;

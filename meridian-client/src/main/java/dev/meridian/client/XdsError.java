@@ -1,6 +1,6 @@
 package dev.meridian.client;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 
 /**
  * An error a watcher is told about. The last good value stays in place: an error never removes a

@@ -2,7 +2,7 @@ package dev.meridian.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.Status;
 import java.net.InetAddress;

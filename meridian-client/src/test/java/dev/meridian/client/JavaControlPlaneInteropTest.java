@@ -7,7 +7,7 @@ import static dev.meridian.client.TestResources.endpoints;
 import static dev.meridian.client.TestResources.routes;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;
 import io.envoyproxy.controlplane.cache.v3.Snapshot;
 import io.envoyproxy.controlplane.server.DiscoveryServerCallbacks;

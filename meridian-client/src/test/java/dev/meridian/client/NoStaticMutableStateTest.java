@@ -2,7 +2,7 @@ package dev.meridian.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.testing.StaticState;
 import org.junit.jupiter.api.Test;
 

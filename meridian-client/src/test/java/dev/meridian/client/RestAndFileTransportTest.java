@@ -7,7 +7,7 @@ import com.google.protobuf.TextFormat;
 import com.google.protobuf.util.JsonFormat;
 import com.sun.net.httpserver.HttpServer;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.server.MeridianServer;
 import dev.meridian.testing.ConfigFiles;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;

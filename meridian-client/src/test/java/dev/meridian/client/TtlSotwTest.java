@@ -5,7 +5,7 @@ import static dev.meridian.client.TestResources.wrapped;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Any;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.time.Duration;

@@ -5,7 +5,7 @@ import static dev.meridian.client.TestResources.edsClusterWithoutEdsConfig;
 import static dev.meridian.client.TestResources.wrapped;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;

@@ -4,7 +4,7 @@ import static dev.meridian.client.TestResources.edsCluster;
 import static dev.meridian.client.TestResources.sotw;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.grpc.Status;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import static dev.meridian.client.TestResources.edsCluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.testing.TestCerts;
 import dev.meridian.testing.TlsServers;
 import io.envoyproxy.controlplane.cache.v3.SimpleCache;

@@ -6,7 +6,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.UInt32Value;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.server.Change;
 import dev.meridian.server.DiscoveryCallbacks;
 import dev.meridian.server.Meridian;

@@ -54,6 +54,56 @@ class PublicApiTest {
         .isSubsetOf(found);
   }
 
+  /**
+   * The public API names no implementation type: a public or protected member of a listed type
+   * whose signature mentions {@code dev.meridian.internal} would make users depend on it.
+   */
+  @Test
+  void noPublicSignatureMentionsAnInternalType() throws Exception {
+    List<String> leaks = new ArrayList<>();
+    for (String name : listed()) {
+      Class<?> c = Class.forName(binaryName(name), false, getClass().getClassLoader());
+      List<String> signatures = new ArrayList<>();
+      for (var m : c.getDeclaredMethods()) {
+        if ((Modifier.isPublic(m.getModifiers()) || Modifier.isProtected(m.getModifiers()))
+            && !m.isSynthetic()) {
+          signatures.add(m.toGenericString());
+        }
+      }
+      for (var k : c.getDeclaredConstructors()) {
+        if (Modifier.isPublic(k.getModifiers()) || Modifier.isProtected(k.getModifiers())) {
+          signatures.add(k.toGenericString());
+        }
+      }
+      for (var f : c.getDeclaredFields()) {
+        if (Modifier.isPublic(f.getModifiers()) || Modifier.isProtected(f.getModifiers())) {
+          signatures.add(f.toGenericString());
+        }
+      }
+      if (c.getGenericSuperclass() != null) {
+        signatures.add(name + " extends " + c.getGenericSuperclass().getTypeName());
+      }
+      for (var i : c.getGenericInterfaces()) {
+        signatures.add(name + " implements " + i.getTypeName());
+      }
+      signatures.stream().filter(s -> s.contains("dev.meridian.internal.")).forEach(leaks::add);
+    }
+    assertThat(leaks).as("public signatures that mention internal types").isEmpty();
+  }
+
+  /** {@code a.b.Outer.Inner} → {@code a.b.Outer$Inner}. */
+  static String binaryName(String canonical) {
+    String[] parts = canonical.split("\\.");
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < parts.length; i++) {
+      if (i > 0) {
+        b.append(Character.isUpperCase(parts[i - 1].charAt(0)) ? '$' : '.');
+      }
+      b.append(parts[i]);
+    }
+    return b.toString();
+  }
+
   static boolean effectivelyPublic(Class<?> c) {
     if (c.isAnonymousClass() || c.isLocalClass() || c.isSynthetic()) {
       return false;

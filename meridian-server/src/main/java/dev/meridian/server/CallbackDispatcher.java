@@ -3,7 +3,7 @@ package dev.meridian.server;
 import com.google.protobuf.Message;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.Nack;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.server.StreamEvents;
 import dev.meridian.internal.server.StreamInfo;
 import io.envoyproxy.envoy.config.core.v3.Node;

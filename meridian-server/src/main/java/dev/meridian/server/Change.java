@@ -3,7 +3,7 @@ package dev.meridian.server;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;

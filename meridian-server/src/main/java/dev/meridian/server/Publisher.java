@@ -4,7 +4,7 @@ import com.google.protobuf.Message;
 import dev.meridian.internal.config.ConfigChecks;
 import dev.meridian.internal.config.ReferenceCheck;
 import dev.meridian.internal.protocol.LogLine;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.SecretAccess;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;

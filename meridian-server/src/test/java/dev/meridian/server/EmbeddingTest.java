@@ -1,8 +1,8 @@
 package dev.meridian.server;
 
-import static dev.meridian.internal.protocol.ResourceType.CLUSTER;
-import static dev.meridian.internal.protocol.ResourceType.ENDPOINT;
-import static dev.meridian.internal.protocol.ResourceType.ROUTE;
+import static dev.meridian.xds.ResourceType.CLUSTER;
+import static dev.meridian.xds.ResourceType.ENDPOINT;
+import static dev.meridian.xds.ResourceType.ROUTE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -4,7 +4,7 @@ import dev.meridian.bench.Fleet;
 import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ReferenceCheck;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import java.io.IOException;
 import java.nio.file.Files;

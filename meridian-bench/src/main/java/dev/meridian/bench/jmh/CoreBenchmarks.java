@@ -3,7 +3,7 @@ package dev.meridian.bench.jmh;
 import dev.meridian.bench.Fleet;
 import dev.meridian.internal.protocol.DeltaStream;
 import dev.meridian.internal.protocol.Outcome;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Sharing;
 import dev.meridian.internal.protocol.Snapshot;

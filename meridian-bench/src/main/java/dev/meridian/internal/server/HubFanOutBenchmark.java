@@ -1,7 +1,7 @@
 package dev.meridian.internal.server;
 
 import dev.meridian.internal.protocol.NodeMatcher;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;
 import dev.meridian.internal.protocol.SotwStream;

@@ -3,7 +3,7 @@ package dev.meridian.internal.config;
 import com.google.protobuf.Message;
 import dev.meridian.internal.protocol.NodeMatcher;
 import dev.meridian.internal.protocol.SecretAccess;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;
 import dev.meridian.internal.protocol.XdsResource;

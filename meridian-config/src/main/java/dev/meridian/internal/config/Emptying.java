@@ -1,6 +1,6 @@
 package dev.meridian.internal.config;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

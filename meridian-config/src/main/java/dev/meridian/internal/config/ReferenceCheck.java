@@ -1,7 +1,7 @@
 package dev.meridian.internal.config;
 
 import dev.meridian.internal.protocol.RdsNames;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;
 import dev.meridian.internal.protocol.XdsResource;

@@ -53,7 +53,7 @@ public final class StoreValues {
   }
 
   private void put(Map<String, String> out, String group, dev.meridian.internal.protocol.Snapshot s) {
-    for (dev.meridian.internal.protocol.ResourceType t : dev.meridian.internal.protocol.ResourceType.all()) {
+    for (dev.meridian.xds.ResourceType t : dev.meridian.xds.ResourceType.all()) {
       for (XdsResource r : s.get(t).list()) {
         String text = resource(r);
         out.put(layout.resourceKey(group, r.type(), r.name()), text);

@@ -3,7 +3,7 @@ package dev.meridian.internal.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;

@@ -13,7 +13,7 @@ import com.google.gson.JsonPrimitive;
 import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.StoreLayout;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;

@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ReferenceCheck;
 import dev.meridian.internal.etcd.EtcdApply.Kind;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.testing.EtcdProcess;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;

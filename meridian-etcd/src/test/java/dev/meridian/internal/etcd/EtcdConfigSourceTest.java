@@ -10,7 +10,7 @@ import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ConfigSource;
 import dev.meridian.internal.config.ReferenceCheck;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.XdsResource;
 import dev.meridian.testing.EtcdProcess;

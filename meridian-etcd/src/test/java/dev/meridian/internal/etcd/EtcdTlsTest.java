@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ReferenceCheck;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.testing.EtcdProcess;
 import dev.meridian.testing.TestCerts;
 import io.etcd.jetcd.Client;

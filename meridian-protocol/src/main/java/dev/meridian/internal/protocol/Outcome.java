@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import com.google.protobuf.Message;
 
 /** What the core asks the transport to do after an event. Transports only carry these out. */

@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import com.google.protobuf.Any;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;

@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import com.google.rpc.Status;
 import java.time.Clock;
 import java.util.HashSet;

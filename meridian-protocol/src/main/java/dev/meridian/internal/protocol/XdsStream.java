@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.core.v3.ControlPlane;
 import io.envoyproxy.envoy.config.core.v3.Node;

@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import static dev.meridian.internal.protocol.DeltaPeer.names;
 import static dev.meridian.internal.protocol.DeltaPeer.req;
 import static dev.meridian.internal.protocol.DeltaPeer.responses;

@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;

@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import static dev.meridian.internal.protocol.Fixtures.ADS;
 import static dev.meridian.internal.protocol.Fixtures.cluster;
 import static dev.meridian.internal.protocol.Fixtures.clusterWithTimeout;

@@ -1,5 +1,7 @@
 package dev.meridian.internal.protocol;
 
+import dev.meridian.xds.ResourceType;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Any;

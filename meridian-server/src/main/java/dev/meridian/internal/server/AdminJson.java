@@ -8,7 +8,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
 import dev.meridian.internal.protocol.Nack;
 import dev.meridian.internal.protocol.NodeMatcher;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.XdsStream.TypeStatus;
 import dev.meridian.internal.protocol.TypeSnapshot;

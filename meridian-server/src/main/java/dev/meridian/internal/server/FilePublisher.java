@@ -2,7 +2,7 @@ package dev.meridian.internal.server;
 
 import com.google.protobuf.util.JsonFormat;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.TypeSnapshot;
 import dev.meridian.internal.protocol.XdsResource;

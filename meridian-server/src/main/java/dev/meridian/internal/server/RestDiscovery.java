@@ -7,7 +7,7 @@ import dev.meridian.internal.protocol.EnvoyTypeRegistry;
 import dev.meridian.internal.protocol.HeartbeatPolicy;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.Outcome;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.SotwStream;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;

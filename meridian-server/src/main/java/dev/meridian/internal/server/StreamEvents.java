@@ -2,7 +2,7 @@ package dev.meridian.internal.server;
 
 import com.google.protobuf.Message;
 import dev.meridian.internal.protocol.Nack;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 
 /**

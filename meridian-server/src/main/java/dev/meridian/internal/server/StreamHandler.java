@@ -2,7 +2,7 @@ package dev.meridian.internal.server;
 
 import com.google.protobuf.Message;
 import dev.meridian.internal.protocol.Outcome;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.XdsStream;
 import io.grpc.Status;

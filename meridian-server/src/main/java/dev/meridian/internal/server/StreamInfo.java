@@ -1,6 +1,6 @@
 package dev.meridian.internal.server;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import java.time.Instant;
 
 /**

@@ -2,7 +2,7 @@ package dev.meridian.internal.server;
 
 import dev.meridian.internal.protocol.DeltaStream;
 import dev.meridian.internal.protocol.HeartbeatPolicy;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.SotwStream;
 import io.envoyproxy.envoy.service.cluster.v3.ClusterDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;

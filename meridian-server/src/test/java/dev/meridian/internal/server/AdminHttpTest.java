@@ -1,8 +1,8 @@
 package dev.meridian.internal.server;
 
-import static dev.meridian.internal.protocol.ResourceType.CLUSTER;
-import static dev.meridian.internal.protocol.ResourceType.ENDPOINT;
-import static dev.meridian.internal.protocol.ResourceType.LISTENER;
+import static dev.meridian.xds.ResourceType.CLUSTER;
+import static dev.meridian.xds.ResourceType.ENDPOINT;
+import static dev.meridian.xds.ResourceType.LISTENER;
 import static dev.meridian.internal.server.OpsFixture.CDS;
 import static dev.meridian.internal.server.OpsFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -212,7 +212,7 @@ class AdminHttpTest {
         .getAsJsonObject();
     assertThat(cds.get("type_url").getAsString()).isEqualTo(CDS);
     assertThat(cds.get("version").getAsString())
-        .isEqualTo(f.server.hub().current().defaults().get(dev.meridian.internal.protocol.ResourceType.CLUSTER).version());
+        .isEqualTo(f.server.hub().current().defaults().get(dev.meridian.xds.ResourceType.CLUSTER).version());
     JsonObject r = cds.getAsJsonArray("resources").get(0).getAsJsonObject();
     assertThat(r.get("name").getAsString()).isEqualTo("greeter-v1");
     assertThat(r.get("version").getAsString()).isNotEmpty();

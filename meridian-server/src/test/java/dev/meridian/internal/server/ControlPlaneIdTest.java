@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.testing.ConfigFiles;
 import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;

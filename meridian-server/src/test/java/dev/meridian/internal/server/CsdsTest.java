@@ -1,8 +1,8 @@
 package dev.meridian.internal.server;
 
-import static dev.meridian.internal.protocol.ResourceType.CLUSTER;
-import static dev.meridian.internal.protocol.ResourceType.ENDPOINT;
-import static dev.meridian.internal.protocol.ResourceType.LISTENER;
+import static dev.meridian.xds.ResourceType.CLUSTER;
+import static dev.meridian.xds.ResourceType.ENDPOINT;
+import static dev.meridian.xds.ResourceType.LISTENER;
 import static dev.meridian.internal.server.OpsFixture.CDS;
 import static dev.meridian.internal.server.OpsFixture.EDS;
 import static dev.meridian.internal.server.OpsFixture.LDS;

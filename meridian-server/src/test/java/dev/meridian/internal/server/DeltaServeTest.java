@@ -2,7 +2,7 @@ package dev.meridian.internal.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.testing.ConfigFiles;
 import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;

@@ -2,7 +2,7 @@ package dev.meridian.internal.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;
 import dev.meridian.internal.protocol.XdsResource;

@@ -1,10 +1,10 @@
 package dev.meridian.internal.server;
 
-import static dev.meridian.internal.protocol.ResourceType.CLUSTER;
-import static dev.meridian.internal.protocol.ResourceType.ENDPOINT;
+import static dev.meridian.xds.ResourceType.CLUSTER;
+import static dev.meridian.xds.ResourceType.ENDPOINT;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.testing.ConfigFiles;
 import dev.meridian.testing.RawXdsClient;

@@ -7,7 +7,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import dev.meridian.internal.protocol.DeltaStream;
 import dev.meridian.internal.protocol.NodeMatcher;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;
 import dev.meridian.internal.protocol.SotwStream;

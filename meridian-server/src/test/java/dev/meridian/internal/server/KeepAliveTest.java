@@ -1,6 +1,6 @@
 package dev.meridian.internal.server;
 
-import static dev.meridian.internal.protocol.ResourceType.CLUSTER;
+import static dev.meridian.xds.ResourceType.CLUSTER;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.testing.RawXdsClient;

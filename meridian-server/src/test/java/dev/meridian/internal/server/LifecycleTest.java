@@ -1,7 +1,7 @@
 package dev.meridian.internal.server;
 
-import static dev.meridian.internal.protocol.ResourceType.CLUSTER;
-import static dev.meridian.internal.protocol.ResourceType.LISTENER;
+import static dev.meridian.xds.ResourceType.CLUSTER;
+import static dev.meridian.xds.ResourceType.LISTENER;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.testing.ConfigFiles;

@@ -3,7 +3,7 @@ package dev.meridian.internal.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.internal.config.ConfigLoader;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.server.Meridian;
 import dev.meridian.testing.StaticState;
 import org.junit.jupiter.api.Test;

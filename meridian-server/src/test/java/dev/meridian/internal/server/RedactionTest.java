@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Any;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.XdsResource;
 import io.envoyproxy.envoy.config.core.v3.DataSource;
 import io.envoyproxy.envoy.config.core.v3.TransportSocket;

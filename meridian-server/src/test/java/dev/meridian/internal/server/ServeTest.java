@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.meridian.internal.config.ConfigException;
-import dev.meridian.internal.protocol.ResourceType;
+import dev.meridian.xds.ResourceType;
 import dev.meridian.testing.ConfigFiles;
 import dev.meridian.testing.RawXdsClient;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;

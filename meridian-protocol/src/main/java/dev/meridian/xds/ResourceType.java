@@ -1,4 +1,4 @@
-package dev.meridian.internal.protocol;
+package dev.meridian.xds;
 
 import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
