@@ -5,7 +5,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code meridian} command. */
-@Command(name = "meridian", mixinStandardHelpOptions = true, version = "meridian 0.1.0",
+@Command(name = "meridian", mixinStandardHelpOptions = true, version = "meridian 0.2.0",
     description = "xDS control plane and toolkit.",
     subcommands = {ServeCommand.class, GetCommand.class, WatchCommand.class, ResolveCommand.class,
         StatusCommand.class, BootstrapCommand.class, ValidateCommand.class, ApplyCommand.class,

@@ -37,10 +37,12 @@ public final class EmbeddedServer implements AutoCloseable {
   private static final long TLS_RELOAD_MILLIS = 1000;
 
   /**
+   * {@code permitKeepAliveTime} to {@code shutdownTimeout}: the transport and shutdown settings of
+   * the server {@link #start} opens.
+   *
    * @param controlPlaneId what every response names as {@code control_plane.identifier}
    * @param heartbeatInterval null: a third of each TTL
    * @param plaintextSecrets whether streams without a verified client certificate get Secrets
-   * @param keepAlive the transport settings of the server {@link #start} opens
    */
   public record Settings(String controlPlaneId, Duration heartbeatInterval,
       boolean plaintextSecrets, Duration permitKeepAliveTime, Duration keepAliveTime,
