@@ -38,6 +38,9 @@ public final class Publisher {
   private final ServedConfig.Placer placer;
   private final Validation validation;
   private final Runnable afterPublish;
+  /** Resources built (each serialized once) by every call: {@code meridian_resources_serialized_total}. */
+  private final java.util.concurrent.atomic.AtomicLong serialized =
+      new java.util.concurrent.atomic.AtomicLong();
   /** group → type → name → resource: what is in force. Replaced, never changed in place. */
   private Map<String, Map<ResourceType, Map<String, XdsResource>>> groups = Map.of();
   private Map<String, Snapshot> snapshots = Map.of();
@@ -153,8 +156,17 @@ public final class Publisher {
     return group;
   }
 
+  /**
+   * How many resources the publisher has serialized over all its calls, rejected ones included:
+   * the engine exposes it as {@code meridian_resources_serialized_total}, as the config loader's
+   * count is for a file. Thread-safe.
+   */
+  long resourcesSerialized() {
+    return serialized.get();
+  }
+
   /** The resource for {@code op}: the one in force when its content is the same. */
-  private static XdsResource resource(XdsResource old, Change.Op op) {
+  private XdsResource resource(XdsResource old, Change.Op op) {
     com.google.protobuf.Duration ttl = op.ttl() == null ? null
         : com.google.protobuf.Duration.newBuilder().setSeconds(op.ttl().getSeconds())
             .setNanos(op.ttl().getNano()).build();
@@ -162,6 +174,7 @@ public final class Publisher {
       return old; // the very object published before: nothing to serialize
     }
     XdsResource r = XdsResource.of(op.type(), op.message(), ttl, List.of());
+    serialized.incrementAndGet();
     return old != null && old.version().equals(r.version()) ? old : r;
   }
 
