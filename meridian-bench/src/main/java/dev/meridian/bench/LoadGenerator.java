@@ -761,11 +761,13 @@ public final class LoadGenerator {
     int reached = 0;
     while (System.currentTimeMillis() < deadline && proc.process.isAlive()) {
       reached = 0;
+      int failed = 0; // a client whose stream failed never reaches the goal: stop waiting for it
       for (BenchClient c : clients) {
         reached += c.done() ? 1 : 0;
+        failed += !c.done() && c.error() != null ? 1 : 0;
       }
       maxRss = Math.max(maxRss, ProcStats.rss(pid));
-      if (reached == clientCount) {
+      if (reached + failed == clientCount) {
         break;
       }
       if (System.currentTimeMillis() - lastLog > 5000) {
