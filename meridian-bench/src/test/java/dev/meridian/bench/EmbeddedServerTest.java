@@ -94,8 +94,9 @@ class EmbeddedServerTest {
         assertThat(c.mismatches()).isZero();
         assertThat(c.error()).isNull();
       }
-      // The set's 20 new messages are serialized to find what changed (10 clusters).
-      assertThat(LoadGenerator.serializations(http)).isEqualTo(41);
+      // Of the set's 20 new messages only the 10 changed clusters are serialized: the endpoint
+      // sets equal those in force.
+      assertThat(LoadGenerator.serializations(http)).isEqualTo(31);
 
       commands.println("quit");
       server.join(30_000);

@@ -170,8 +170,12 @@ public final class Publisher {
     com.google.protobuf.Duration ttl = op.ttl() == null ? null
         : com.google.protobuf.Duration.newBuilder().setSeconds(op.ttl().getSeconds())
             .setNanos(op.ttl().getNano()).build();
-    if (old != null && old.message() == op.message() && java.util.Objects.equals(old.ttl(), ttl)) {
-      return old; // the very object published before: nothing to serialize
+    if (old != null && java.util.Objects.equals(old.ttl(), ttl)
+        && (old.message() == op.message() || old.message().equals(op.message()))) {
+      // The very object published before, or an equal one (an application that rebuilds its
+      // whole config each time): equal messages, unknown fields included, serialize to the same
+      // deterministic bytes, so nothing to serialize: it keeps its version.
+      return old;
     }
     XdsResource r = XdsResource.of(op.type(), op.message(), ttl, List.of());
     serialized.incrementAndGet();
