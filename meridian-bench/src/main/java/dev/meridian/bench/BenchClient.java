@@ -320,7 +320,21 @@ final class BenchClient {
     };
     if (done) {
       doneNanos = System.nanoTime();
+      notifyAll();
     }
+  }
+
+  /** Waits (at most {@code millis}) until the armed event's goal is reached; whether it is. */
+  synchronized boolean awaitDone(long millis) throws InterruptedException {
+    long deadline = System.nanoTime() + millis * 1_000_000;
+    while (doneNanos < 0) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return false;
+      }
+      wait(Math.max(1, left / 1_000_000));
+    }
+    return true;
   }
 
   /** Milliseconds from the event's start to its goal; NaN if not reached. */

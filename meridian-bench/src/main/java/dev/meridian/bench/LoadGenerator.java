@@ -31,14 +31,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Fan-out load generator: starts the server under test in its own JVM (Meridian from
- * {@code meridian.jar}, or java-control-plane 1.0.49 through {@link JcpServer}), connects N ADS
+ * {@code meridian.jar} on a config file, Meridian embedded through its publisher API by {@link
+ * EmbeddedServerMain}, or java-control-plane 1.0.49 through {@link JcpServer}), connects N ADS
  * clients over loopback (one HTTP/2 connection each, plaintext or with {@code --tls true} mTLS, a
  * small shared event loop), then for each event measures the time until every client has the new
  * version. Traffic goes to 127.0.0.1 only; every wait is bounded; it stops by itself.
  *
  * <pre>
  * java -cp meridian-bench/target/meridian-bench.jar dev.meridian.bench.LoadGenerator \
- *   --server meridian|jcp --clients 1000 --clusters 10000 --variant sotw|delta --event all \
+ *   --server meridian|embedded|jcp --clients 1000 --clusters 10000 --variant sotw|delta --event all \
  *   [--tls true]
  * </pre>
  *
@@ -95,7 +96,11 @@ public final class LoadGenerator {
   static String usage() {
     return """
         Usage: LoadGenerator [options]
-          --server meridian|jcp      server under test (default meridian)
+          --server meridian|embedded|jcp   server under test (default meridian): 'meridian
+                                     serve' on a config file, each event a new file renamed
+                                     over it; Meridian embedded (EmbeddedServerMain: the public
+                                     API only), each event a Publisher call in that process,
+                                     timed from the command that triggers it; or JCP
           --clients N                ADS clients, one HTTP/2 connection each (default 100)
           --clusters N               EDS clusters, one endpoint set each (default 1000)
           --endpoints N              endpoints per set (default 2)
@@ -306,8 +311,8 @@ public final class LoadGenerator {
   List<Result> run() throws Exception {
     String server = opts.get("server");
     boolean meridian = server.equals("meridian");
-    if (!meridian && !server.equals("jcp")) {
-      throw new IllegalArgumentException("--server meridian|jcp");
+    if (!List.of("meridian", "embedded", "jcp").contains(server)) {
+      throw new IllegalArgumentException("--server meridian|embedded|jcp");
     }
     boolean delta = switch (opts.get("variant")) {
       case "sotw" -> false;
@@ -392,6 +397,7 @@ public final class LoadGenerator {
   private List<Result> pass(String server, Scenario scenario, String tagPrefix, int warmup,
       int repeat, List<Result> every) throws Exception {
     boolean meridian = server.equals("meridian");
+    boolean embedded = server.equals("embedded");
     boolean delta = scenario.delta();
     int clients = scenario.clients();
     int clusters = scenario.clusters();
@@ -403,7 +409,7 @@ public final class LoadGenerator {
     Files.deleteIfExists(gcLog);
     Fleet fleet = new Fleet(clusters, intOpt("endpoints"));
     int port = freePort();
-    int httpPort = meridian ? freePort() : -1;
+    int httpPort = meridian || embedded ? freePort() : -1;
 
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -419,7 +425,7 @@ public final class LoadGenerator {
     if (opts.get("fleet-jit").equals("true")) {
       // Both servers alike, each for its own code, and before --server-jvm's words.
       List<String> jit = new ArrayList<>(
-          fleetJit(meridian ? "dev.meridian" : "io.envoyproxy.controlplane"));
+          fleetJit(meridian || embedded ? "dev.meridian" : "io.envoyproxy.controlplane"));
       if (Runtime.getRuntime().availableProcessors() <= 8) {
         jit.addAll(FLEET_C2);
       }
@@ -436,6 +442,15 @@ public final class LoadGenerator {
         cmd.addAll(tls.serverArgs());
       }
       addWords(cmd, opts.get("meridian-args"));
+    } else if (embedded) {
+      // The application's own main on the bench jar (Meridian's public API inside): no
+      // meridian-args, no config file; the admin port for /metrics.
+      cmd.addAll(List.of("-cp", opts.get("bench-jar"), EmbeddedServerMain.class.getName(),
+          Integer.toString(port), Integer.toString(clusters), opts.get("endpoints"),
+          "--http-port", Integer.toString(httpPort)));
+      if (tls != null) {
+        cmd.addAll(tls.serverArgs());
+      }
     } else {
       cmd.addAll(List.of("-cp", opts.get("bench-jar"), JcpServer.class.getName(),
           Integer.toString(port), Integer.toString(clusters), opts.get("endpoints")));
@@ -746,11 +761,13 @@ public final class LoadGenerator {
     int reached = 0;
     while (System.currentTimeMillis() < deadline && proc.process.isAlive()) {
       reached = 0;
+      int failed = 0; // a client whose stream failed never reaches the goal: stop waiting for it
       for (BenchClient c : clients) {
         reached += c.done() ? 1 : 0;
+        failed += !c.done() && c.error() != null ? 1 : 0;
       }
       maxRss = Math.max(maxRss, ProcStats.rss(pid));
-      if (reached == clientCount) {
+      if (reached + failed == clientCount) {
         break;
       }
       if (System.currentTimeMillis() - lastLog > 5000) {

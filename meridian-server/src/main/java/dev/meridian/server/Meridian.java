@@ -49,6 +49,7 @@ public final class Meridian implements AutoCloseable {
     engine.hub().events(callbacks);
     this.publisher = new Publisher(engine.hub(), placer(b.grouping), b.validation,
         engine::updateHealth);
+    engine.resourcesSerializedBy(publisher::resourcesSerialized);
     this.admin = new Admin(engine);
   }
 

@@ -27,6 +27,11 @@ import java.util.TreeSet;
  * and only the streams a change concerns are visited. Thread-safe; calls are applied one at a
  * time, in the order they are made.
  *
+ * <p>A call returns once every stream the change concerns has it in hand (idle streams have
+ * already pushed it): with 1,000 clients of 10,000 clusters, an every-cluster change holds the
+ * caller for about a second, longer on a loaded machine. Publish from a thread of your own, not
+ * from a request handler that must answer quickly.
+ *
  * <p>Until the first publication Meridian refuses xDS calls with UNAVAILABLE (so that a client
  * never mistakes "not computed yet" for "everything was deleted") and is not ready; publish the
  * groups you know, even empty, once your data is loaded.
@@ -38,6 +43,9 @@ public final class Publisher {
   private final ServedConfig.Placer placer;
   private final Validation validation;
   private final Runnable afterPublish;
+  /** Resources built (each serialized once) by every call: {@code meridian_resources_serialized_total}. */
+  private final java.util.concurrent.atomic.AtomicLong serialized =
+      new java.util.concurrent.atomic.AtomicLong();
   /** group → type → name → resource: what is in force. Replaced, never changed in place. */
   private Map<String, Map<ResourceType, Map<String, XdsResource>>> groups = Map.of();
   private Map<String, Snapshot> snapshots = Map.of();
@@ -153,15 +161,29 @@ public final class Publisher {
     return group;
   }
 
+  /**
+   * How many resources the publisher has serialized over all its calls, rejected ones included:
+   * the engine exposes it as {@code meridian_resources_serialized_total}, as the config loader's
+   * count is for a file. Thread-safe.
+   */
+  long resourcesSerialized() {
+    return serialized.get();
+  }
+
   /** The resource for {@code op}: the one in force when its content is the same. */
-  private static XdsResource resource(XdsResource old, Change.Op op) {
+  private XdsResource resource(XdsResource old, Change.Op op) {
     com.google.protobuf.Duration ttl = op.ttl() == null ? null
         : com.google.protobuf.Duration.newBuilder().setSeconds(op.ttl().getSeconds())
             .setNanos(op.ttl().getNano()).build();
-    if (old != null && old.message() == op.message() && java.util.Objects.equals(old.ttl(), ttl)) {
-      return old; // the very object published before: nothing to serialize
+    if (old != null && java.util.Objects.equals(old.ttl(), ttl)
+        && (old.message() == op.message() || old.message().equals(op.message()))) {
+      // The very object published before, or an equal one (an application that rebuilds its
+      // whole config each time): equal messages, unknown fields included, serialize to the same
+      // deterministic bytes, so nothing to serialize: it keeps its version.
+      return old;
     }
     XdsResource r = XdsResource.of(op.type(), op.message(), ttl, List.of());
+    serialized.incrementAndGet();
     return old != null && old.version().equals(r.version()) ? old : r;
   }
 

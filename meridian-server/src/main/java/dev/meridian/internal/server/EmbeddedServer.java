@@ -106,6 +106,14 @@ public final class EmbeddedServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Where {@code meridian_resources_serialized_total} comes from: the count of resources the
+   * embedding's publisher built (each serialized once).
+   */
+  public void resourcesSerializedBy(java.util.function.LongSupplier counter) {
+    hub.metrics().resourcesSerializedBy(counter);
+  }
+
   private HeartbeatPolicy heartbeats() {
     return settings.heartbeatInterval() == null ? HeartbeatPolicy.DEFAULT
         : HeartbeatPolicy.fixed(settings.heartbeatInterval());
