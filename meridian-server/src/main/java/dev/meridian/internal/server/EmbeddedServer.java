@@ -58,6 +58,7 @@ public final class EmbeddedServer implements AutoCloseable {
   private final ScheduledExecutorService ticker;
   private final HealthStatusManager health = new HealthStatusManager();
   private final AtomicBoolean closing = new AtomicBoolean();
+  private final AtomicBoolean healthStopped = new AtomicBoolean();
   private final List<AutoCloseable> owned = new ArrayList<>();
   private Server grpc;
   private AdminHttpServer admin;
@@ -275,9 +276,12 @@ public final class EmbeddedServer implements AutoCloseable {
     }
   }
 
-  /** The health service says NOT_SERVING from now on (a shutdown began). */
+  /** The health service says NOT_SERVING from now on (a shutdown began). Idempotent. */
   void stopServingHealth() {
-    health.enterTerminalState();
+    // grpc-java logs a warning with a stack trace on a second enterTerminalState
+    if (healthStopped.compareAndSet(false, true)) {
+      health.enterTerminalState();
+    }
   }
 
   /** Closes {@code c} with this server. */
@@ -294,7 +298,7 @@ public final class EmbeddedServer implements AutoCloseable {
     if (!closing.compareAndSet(false, true)) {
       return;
     }
-    health.enterTerminalState(); // NOT_SERVING from the first instant of a shutdown
+    stopServingHealth(); // NOT_SERVING from the first instant of a shutdown
     ticker.shutdownNow();
     long started = System.nanoTime();
     int streams = hub.registry().size();
