@@ -877,7 +877,8 @@ public final class LoadGenerator {
   static long serializations(String metrics) {
     String name = "meridian_resources_serialized_total ";
     return metrics.lines().filter(l -> l.startsWith(name))
-        .mapToLong(l -> Long.parseLong(l.substring(name.length()).trim())).findFirst().orElse(-1);
+        .mapToLong(l -> (long) Double.parseDouble(l.substring(name.length()).trim())).findFirst()
+        .orElse(-1);
   }
 
   static int freePort() throws IOException {

@@ -590,7 +590,7 @@ public final class ReplicaBench {
   /** The sum of the samples of every metric line starting with {@code prefix}. */
   static long sum(String metrics, String prefix) {
     return metrics.lines().filter(l -> l.startsWith(prefix))
-        .mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1).trim())).sum();
+        .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1).trim())).sum();
   }
 
   /** How many of {@code nodes} a {@code /clients} answer shows connected and in sync. */

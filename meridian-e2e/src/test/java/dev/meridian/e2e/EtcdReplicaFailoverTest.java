@@ -103,7 +103,7 @@ class EtcdReplicaFailoverTest {
   /** Discovery responses the replica has sent, all types ({@code meridian_responses_total}). */
   static long responsesSent(MeridianServer s) {
     return get(s, "/metrics").lines().filter(l -> l.startsWith("meridian_responses_total{"))
-        .mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1).trim())).sum();
+        .mapToLong(l -> (long) Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1).trim())).sum();
   }
 
   @Test

@@ -35,7 +35,11 @@ public final class Admin {
     return engine.configDumpJson();
   }
 
-  /** The body of {@code /metrics}: Prometheus text exposition (names in docs/operations.md). */
+  /**
+   * The body of {@code /metrics} in the Prometheus text format (names in docs/operations.md):
+   * Meridian's metrics and the JVM's and process's. The HTTP handler serves OpenMetrics instead
+   * when the scraper asks for it.
+   */
   public String metricsText() {
     return engine.metricsText();
   }

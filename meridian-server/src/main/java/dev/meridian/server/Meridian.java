@@ -5,6 +5,7 @@ import dev.meridian.internal.server.EmbeddedServer;
 import dev.meridian.internal.server.MeridianServer;
 import io.grpc.BindableService;
 import io.grpc.ServerServiceDefinition;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -46,6 +47,14 @@ public final class Meridian implements AutoCloseable {
         b.keepAliveTimeout, b.maxConnectionAge, b.maxConnectionAgeGrace, b.shutdownTimeout));
     this.callbacks = b.callbacks == null ? null
         : new CallbackDispatcher(b.callbacks, b.callbackQueue);
+    if (b.metricsRegistry != null) {
+      try {
+        engine.metricsInto(b.metricsRegistry);
+      } catch (IllegalArgumentException e) {
+        engine.close(); // its threads are started; nothing was published yet
+        throw e;
+      }
+    }
     engine.hub().events(callbacks);
     this.publisher = new Publisher(engine.hub(), placer(b.grouping), b.validation,
         engine::updateHealth);
@@ -169,8 +178,24 @@ public final class Meridian implements AutoCloseable {
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private EmbeddedServer.TlsFiles tls;
     private String csdsIdentity;
+    private PrometheusRegistry metricsRegistry;
 
     private Builder() {}
+
+    /**
+     * Registers Meridian's {@code meridian_*} metrics (docs/operations.md) into the application's
+     * Prometheus registry as well, so the application's own scrape endpoint shows them; they are
+     * unregistered when this Meridian closes. JVM and process metrics are not: those are the
+     * application's to register. {@link Admin#metricsText()} and the admin {@code /metrics} show
+     * Meridian's metrics either way. One registry takes one Meridian: {@link #build()} fails with
+     * {@link IllegalArgumentException} naming the metric when a {@code meridian_*} name is already
+     * registered there (another Meridian, or the application's own). Default: none, Meridian's
+     * registry is its own.
+     */
+    public Builder metricsRegistry(PrometheusRegistry registry) {
+      this.metricsRegistry = Objects.requireNonNull(registry, "registry");
+      return this;
+    }
 
     /**
      * What every response names as {@code control_plane.identifier} (CSDS and client logs show

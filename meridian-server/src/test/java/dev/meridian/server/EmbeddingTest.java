@@ -415,10 +415,80 @@ class EmbeddingTest {
         HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
     assertThat(h.send(HttpRequest.newBuilder(URI.create(base + "/meridian/nope")).build(),
         HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(404);
+    // the mounted handler negotiates the format as the admin port does (issue 24)
+    HttpResponse<String> om = h.send(HttpRequest.newBuilder(URI.create(base + "/meridian/metrics"))
+        .header("Accept", "application/openmetrics-text").build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(om.headers().firstValue("Content-Type").orElseThrow())
+        .startsWith("application/openmetrics-text");
+    assertThat(om.body()).contains("meridian_resources{group=\"default\",type=\"CDS\"} 1.0")
+        .endsWith("# EOF\n");
 
     InetSocketAddress own = m.admin().startHttp(new InetSocketAddress("127.0.0.1", 0));
     assertThat(h.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + own.getPort()
         + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body()).contains("meridian_");
+  }
+
+  // Issue 24: an application that scrapes its own Prometheus registry sees Meridian's metrics.
+  @Test
+  void anApplicationsOwnRegistryReceivesMeridiansMetricsAndOneRegistryTakesOneMeridian()
+      throws Exception {
+    io.prometheus.metrics.model.registry.PrometheusRegistry app =
+        new io.prometheus.metrics.model.registry.PrometheusRegistry();
+    io.prometheus.metrics.core.metrics.Counter.builder().name("app_orders_total")
+        .help("The application's own.").register(app);
+    Meridian m = started(Meridian.builder().metricsRegistry(app));
+    m.publisher().set("default", List.of(cluster("a")));
+    RawXdsClient.Sotw client = sotw(m, node("n1", "c"));
+    client.ack(client.subscribe(CLUSTER));
+    await(() -> appText(app).contains("meridian_acks_total{type=\"CDS\"} 1.0"),
+        "the ACK counted in the application's registry");
+    String text = appText(app);
+    assertThat(text).contains("app_orders_total 0.0")
+        .contains("meridian_resources{group=\"default\",type=\"CDS\"} 1.0")
+        .contains("meridian_streams_connected{service=\"ads\",variant=\"sotw\"} 1.0")
+        // JVM metrics are the application's to register, not Meridian's
+        .doesNotContain("jvm_memory_used_bytes");
+    // Meridian's own /metrics shows the same counters, with the JVM's
+    assertThat(m.admin().metricsText()).contains("meridian_acks_total{type=\"CDS\"} 1.0")
+        .contains("jvm_memory_used_bytes").doesNotContain("app_orders_total");
+
+    // A second Meridian into the same registry: its names are taken, it says so at build()
+    assertThatThrownBy(() -> Meridian.builder().metricsRegistry(app).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("meridian_")
+        .hasMessageContaining("registry of its own");
+    assertThat(appText(app)).contains("meridian_acks_total{type=\"CDS\"} 1.0");
+
+    // Closed, Meridian leaves the registry: another may register there
+    m.close();
+    assertThat(appText(app)).doesNotContain("meridian_").contains("app_orders_total");
+    Meridian next = track(Meridian.builder().metricsRegistry(app).build());
+    assertThat(appText(app)).contains("meridian_requests_total{type=\"CDS\"} 0.0");
+    next.close();
+  }
+
+  private static String appText(io.prometheus.metrics.model.registry.PrometheusRegistry r) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    try {
+      io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter.create()
+          .write(out, r.scrape());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void twoMeridiansInOneJvmHaveTheirOwnMetrics() throws Exception {
+    Meridian one = track(Meridian.builder().build());
+    Meridian two = track(Meridian.builder().build());
+    one.publisher().set("default", List.of(cluster("a"), cluster("b")));
+    two.publisher().set("default", List.of(cluster("c")));
+    assertThat(one.admin().metricsText())
+        .contains("meridian_resources{group=\"default\",type=\"CDS\"} 2.0");
+    assertThat(two.admin().metricsText())
+        .contains("meridian_resources{group=\"default\",type=\"CDS\"} 1.0");
   }
 
   // Issue 22: no static mutable state; two Meridians in one JVM are independent.

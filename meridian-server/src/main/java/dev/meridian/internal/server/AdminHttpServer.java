@@ -80,9 +80,11 @@ final class AdminHttpServer implements AutoCloseable {
     if (hub != null) {
       routes.put("/config_dump", get(ex -> configDump(ex, hub)));
       routes.put("/clients", get(ex -> clients(ex, hub, store)));
-      routes.put("/metrics", get(ex -> sendBody(ex, 200,
-          "text/plain; version=0.0.4; charset=utf-8",
-          hub.metrics().render(hub.registry(), hub.current()))));
+      // OpenMetrics when the scraper's Accept header asks for it, else the Prometheus text format
+      routes.put("/metrics", get(ex -> {
+        Metrics.Exposition e = hub.metrics().expose(ex.getRequestHeaders().getFirst("Accept"));
+        sendBytes(ex, 200, e.contentType(), e.body());
+      }));
     }
     return routes;
   }
@@ -245,7 +247,11 @@ final class AdminHttpServer implements AutoCloseable {
 
   static void sendBody(HttpExchange ex, int status, String contentType, String body)
       throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    sendBytes(ex, status, contentType, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  static void sendBytes(HttpExchange ex, int status, String contentType, byte[] bytes)
+      throws IOException {
     ex.getResponseHeaders().set("Content-Type", contentType);
     boolean head = ex.getRequestMethod().equals("HEAD");
     ex.sendResponseHeaders(status, head ? -1 : bytes.length);

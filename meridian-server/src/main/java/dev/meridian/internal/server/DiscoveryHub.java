@@ -66,7 +66,7 @@ public final class DiscoveryHub {
   private static final int FAN_OUT_FROM = 256;
   private volatile Executor fanOut;
   private volatile int fanOutWays = 1;
-  private final Metrics metrics = new Metrics();
+  private final Metrics metrics = new Metrics(registry, this::current);
   /** This hub's streams share interned subscriptions and answers; other hubs' never do. */
   private final Sharing sharing = Sharing.interning();
   /** Who hears of stream events (the embedding API's callbacks); set before streams start. */

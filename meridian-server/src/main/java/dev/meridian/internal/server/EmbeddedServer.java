@@ -253,9 +253,20 @@ public final class EmbeddedServer implements AutoCloseable {
     return AdminHttpServer.configDumpJson(hub);
   }
 
-  /** What {@code /metrics} shows (Prometheus text). */
+  /** What {@code /metrics} shows (Prometheus text format). */
   public String metricsText() {
-    return hub.metrics().render(hub.registry(), hub.current());
+    return hub.metrics().render();
+  }
+
+  /**
+   * Registers the {@code meridian_*} metrics into the application's {@code registry} as well,
+   * until this server closes.
+   *
+   * @throws IllegalArgumentException when one of the names is already registered there
+   */
+  public void metricsInto(io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+    hub.metrics().registerInto(registry);
+    own(() -> hub.metrics().unregisterFrom(registry));
   }
 
   /** What CSDS answers to {@code request}. */

@@ -238,11 +238,11 @@ class AdminHttpTest {
     String text = f.get("/metrics").body();
     assertThat(f.get("/metrics").headers().firstValue("Content-Type").orElseThrow())
         .startsWith("text/plain; version=0.0.4");
-    assertThat(metric(text, "meridian_streams_connected{variant=\"sotw\",service=\"ads\"}"))
+    assertThat(metric(text, "meridian_streams_connected{service=\"ads\",variant=\"sotw\"}"))
         .isEqualTo(1);
-    assertThat(metric(text, "meridian_streams_by_type{variant=\"sotw\",type=\"CDS\"}"))
+    assertThat(metric(text, "meridian_streams_by_type{type=\"CDS\",variant=\"sotw\"}"))
         .isEqualTo(1);
-    assertThat(metric(text, "meridian_streams_by_type{variant=\"sotw\",type=\"LDS\"}"))
+    assertThat(metric(text, "meridian_streams_by_type{type=\"LDS\",variant=\"sotw\"}"))
         .isEqualTo(1);
     assertThat(metric(text, "meridian_streams_opened_total{variant=\"sotw\"}")).isEqualTo(1);
     assertThat(metric(text, "meridian_requests_total{type=\"CDS\"}")).isEqualTo(3);
@@ -261,7 +261,40 @@ class AdminHttpTest {
     envoy.close();
     await("stream gone from the gauges",
         () -> !get("/metrics").contains("meridian_streams_connected{")
-            && metric("meridian_streams_by_type{variant=\"sotw\",type=\"CDS\"}") == 0);
+            && metric("meridian_streams_by_type{type=\"CDS\",variant=\"sotw\"}") == 0);
+  }
+
+  // Issue 24: the Prometheus Java client's writers; OpenMetrics when the scraper asks for it.
+  @Test
+  void metricsAreOpenMetricsWhenTheScraperAsksAndPrometheusTextOtherwise() throws Exception {
+    java.net.http.HttpResponse<String> om = f.http.send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + f.server.httpPort() + "/metrics"))
+        .header("Accept", "application/openmetrics-text; version=1.0.0; charset=utf-8,"
+            + "text/plain;version=0.0.4;q=0.5,*/*;q=0.1").build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(om.statusCode()).isEqualTo(200);
+    assertThat(om.headers().firstValue("Content-Type").orElseThrow())
+        .startsWith("application/openmetrics-text");
+    assertThat(om.body()).endsWith("# EOF\n")
+        .contains("# TYPE meridian_requests counter")
+        .contains("meridian_requests_total{type=\"CDS\"} 0")
+        .contains("meridian_resources{group=\"default\",type=\"CDS\"} 2");
+
+    java.net.http.HttpResponse<String> text = f.get("/metrics");
+    assertThat(text.headers().firstValue("Content-Type").orElseThrow())
+        .startsWith("text/plain; version=0.0.4");
+    assertThat(text.body()).doesNotContain("# EOF")
+        .contains("# TYPE meridian_requests_total counter");
+  }
+
+  @Test
+  void metricsIncludeTheJvmAndTheProcess() throws Exception {
+    String text = get("/metrics");
+    assertThat(metric(text, "jvm_memory_used_bytes{area=\"heap\"}")).isPositive();
+    assertThat(text).contains("jvm_threads_current ").contains("jvm_gc_collection_seconds_count")
+        .contains("process_cpu_seconds_total ");
+    // Meridian's own are no store gauges without a store (a config file here)
+    assertThat(text).doesNotContain("meridian_store_connected ");
   }
 
   @Test
