@@ -80,7 +80,8 @@ function renderClients(body) {
 
 function renderReload(r) {
   if (!r) return "none";
-  const text = (r.result === "ok" ? "served, " + r.changed + " resources changed" : "rejected")
+  const text = (r.result === "ok" ? "served, " + r.changed + (r.changed === 1 ? " resource" : " resources")
+    + " changed" : "rejected")
     + " · " + time(r.at) + " (" + ago(r.at) + ")";
   return el("span", null, el("span", "pill " + (r.result === "ok" ? "ok" : "bad"), r.result), text);
 }

@@ -23,7 +23,19 @@ final class HeadlessChromium {
   /** How long a test waits for the page to show something (it refreshes every 2 s). */
   static final Duration WAIT = Duration.ofSeconds(20);
 
+  /**
+   * Quiets "Unable to find CDP implementation matching N": Debian's chromium is often newer than
+   * the DevTools bindings Selenium ships, and these tests use WebDriver only, never DevTools.
+   */
+  private static final java.util.logging.Logger CDP_LOG = quiet("org.openqa.selenium.devtools");
+
   private HeadlessChromium() {}
+
+  private static java.util.logging.Logger quiet(String name) {
+    java.util.logging.Logger l = java.util.logging.Logger.getLogger(name);
+    l.setLevel(java.util.logging.Level.SEVERE);
+    return l;
+  }
 
   /** A headless browser with a 1280x800 window; fails if chromium or chromedriver is missing. */
   static ChromeDriver start() {
