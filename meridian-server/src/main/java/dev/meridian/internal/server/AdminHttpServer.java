@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The HTTP (admin) port, documented in docs/operations.md: {@code /healthz} (live),
+ * The HTTP (admin) port, documented in docs/operations.md: the status page {@code /},
+ * {@code /status}, {@code /healthz} (live),
  * {@code /readyz} (config loaded and gRPC serving), {@code /config_dump}, {@code /clients} and
  * {@code /metrics}. Handlers only read immutable config and stream status snapshots.
  */
@@ -64,7 +65,8 @@ final class AdminHttpServer implements AutoCloseable {
 
   /**
    * The admin endpoints by path: {@code /healthz}, {@code /readyz}, and with a hub
-   * {@code /config_dump}, {@code /clients}, {@code /metrics}.
+   * {@code /config_dump}, {@code /clients}, {@code /metrics}, {@code /status}, the status page
+   * {@code /} and its script {@code /status.js}.
    */
   static Map<String, HttpHandler> routes(BooleanSupplier live, BooleanSupplier ready,
       DiscoveryHub hub, ConfigSource store) {
