@@ -124,6 +124,10 @@ class EtcdReplicaFailoverTest {
     }
     Await.until(WAIT, "every replica ready", () -> replicas.stream()
         .allMatch(MeridianServer::isReady));
+    // The status page's data (issue 24): the store's state and the load it delivered.
+    String status = get(replicas.get(0), "/status");
+    assertThat(status).contains("\"source\": \"" + target.url() + "\"").contains("\"connected\": true")
+        .contains("\"result\": \"ok\"").contains("\"last_failed_reload\": null");
     ReplicaAddresses name = keep(new ReplicaAddresses(
         replicas.stream().map(MeridianServer::xdsPort).toList()));
     Map<String, Object> bootstrap = Map.of(

@@ -57,7 +57,8 @@ public final class Admin {
    * Every admin endpoint as one handler for the application's own
    * {@code com.sun.net.httpserver.HttpServer}: mounted at {@code /meridian},
    * {@code /meridian/clients} serves {@code /clients}. Paths: {@code /healthz}, {@code /readyz},
-   * {@code /config_dump}, {@code /clients}, {@code /metrics}.
+   * {@code /config_dump}, {@code /clients}, {@code /metrics}, {@code /status}, and the status page
+   * at {@code /meridian/} ({@code /meridian} redirects there, as the page's links are relative).
    */
   public HttpHandler httpHandler() {
     return engine.adminHandler();

@@ -207,7 +207,8 @@ public final class Publisher {
       ConfigChecks.Result r = ConfigChecks.run(config,
           validation == Validation.REJECT ? ReferenceCheck.REJECT : ReferenceCheck.WARN);
       if (r.rejected()) {
-        hub.metrics().reload(false); // meridian_config_reloads_total{result="failed"}
+        // meridian_config_reloads_total{result="failed"}, and the status page's last rejection
+        hub.reloadRejected(r.rejectionMessages());
         throw new InvalidConfigException(r.rejectionMessages());
       }
       // An empty group is normal for an application whose data is still empty: not a finding.
@@ -218,7 +219,7 @@ public final class Publisher {
       }
     }
     int changed = hub.update(config);
-    hub.metrics().reload(true); // a publication is this server's reload
+    hub.reloaded(changed); // a publication is this server's reload
     groups = next;
     snapshots = nextSnapshots;
     afterPublish.run();

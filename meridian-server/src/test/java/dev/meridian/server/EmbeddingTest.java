@@ -247,6 +247,44 @@ class EmbeddingTest {
   }
 
   @Test
+  void mountedStatusShowsThePublishersLastPublicationAndItsLastRefusalAndSlashlessRedirects()
+      throws Exception {
+    Meridian m = started(Meridian.builder().validation(Validation.REJECT));
+    m.publisher().set("default", List.of(cluster("a"), endpoints("a", 80), routeTo("r", "a")));
+    assertThatThrownBy(() -> m.publisher().update("default", Change.upsert(routeTo("r", "gone"))))
+        .isInstanceOf(InvalidConfigException.class);
+    com.sun.net.httpserver.HttpServer app = com.sun.net.httpserver.HttpServer.create(
+        new InetSocketAddress("127.0.0.1", 0), 0);
+    app.createContext("/meridian", m.admin().httpHandler());
+    app.start();
+    try {
+      HttpClient http = HttpClient.newHttpClient();
+      String base = "http://127.0.0.1:" + app.getAddress().getPort() + "/meridian";
+      HttpResponse<String> status = http.send(HttpRequest.newBuilder(URI.create(base + "/status"))
+          .build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(status.statusCode()).isEqualTo(200);
+      com.google.gson.JsonObject s = com.google.gson.JsonParser.parseString(status.body())
+          .getAsJsonObject();
+      // The refusal was the last publication; the set before it is what is served.
+      assertThat(s.getAsJsonObject("last_reload").get("result").getAsString()).isEqualTo("failed");
+      assertThat(s.getAsJsonObject("last_failed_reload").getAsJsonArray("errors").toString())
+          .contains("gone");
+      assertThat(s.getAsJsonArray("groups").get(0).getAsJsonObject().get("total").getAsInt())
+          .isEqualTo(3);
+      HttpResponse<String> slashless = http.send(HttpRequest.newBuilder(URI.create(base)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(slashless.statusCode()).isEqualTo(301);
+      assertThat(slashless.headers().firstValue("Location")).hasValue("/meridian/");
+      HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create(base + "/")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(page.statusCode()).isEqualTo(200);
+      assertThat(page.body()).contains("<script src=\"status.js\"></script>");
+    } finally {
+      app.stop(0);
+    }
+  }
+
+  @Test
   void validationRejectRefusesDanglingReferencesAndChangesNothing() throws Exception {
     Meridian m = started(Meridian.builder().validation(Validation.REJECT));
     m.publisher().set("default", List.of(cluster("a"), endpoints("a", 80), routeTo("r", "a")));

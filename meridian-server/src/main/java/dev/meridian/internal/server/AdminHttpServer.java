@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The HTTP (admin) port, documented in docs/operations.md: {@code /healthz} (live),
+ * The HTTP (admin) port, documented in docs/operations.md: the status page {@code /},
+ * {@code /status}, {@code /healthz} (live),
  * {@code /readyz} (config loaded and gRPC serving), {@code /config_dump}, {@code /clients} and
  * {@code /metrics}. Handlers only read immutable config and stream status snapshots.
  */
@@ -48,14 +49,24 @@ final class AdminHttpServer implements AutoCloseable {
       return t;
     });
     server.setExecutor(executor);
-    routes(live, ready, hub, store).forEach(server::createContext);
-    server.createContext("/", ex -> send(ex, 404, "not found: " + ex.getRequestURI().getPath() + "\n"));
+    Map<String, HttpHandler> routes = routes(live, ready, hub, store);
+    HttpHandler page = routes.remove("/");
+    routes.forEach(server::createContext);
+    // "/" matches every path no other context does: exactly "/" is the status page, the rest 404.
+    server.createContext("/", ex -> {
+      if (page != null && ex.getRequestURI().getPath().equals("/")) {
+        page.handle(ex);
+      } else {
+        send(ex, 404, "not found: " + ex.getRequestURI().getPath() + "\n");
+      }
+    });
     server.start();
   }
 
   /**
    * The admin endpoints by path: {@code /healthz}, {@code /readyz}, and with a hub
-   * {@code /config_dump}, {@code /clients}, {@code /metrics}.
+   * {@code /config_dump}, {@code /clients}, {@code /metrics}, {@code /status}, the status page
+   * {@code /} and its script {@code /status.js}.
    */
   static Map<String, HttpHandler> routes(BooleanSupplier live, BooleanSupplier ready,
       DiscoveryHub hub, ConfigSource store) {
@@ -85,6 +96,12 @@ final class AdminHttpServer implements AutoCloseable {
         Metrics.Exposition e = hub.metrics().expose(ex.getRequestHeaders().getFirst("Accept"));
         sendBytes(ex, 200, e.contentType(), e.body());
       }));
+      routes.put("/status", get(ex -> json(ex, AdminJson.status(hub.controlPlaneId(),
+          ready.getAsBoolean(), hub.current(), hub.reloads(), store))));
+      // The status page (issue 24): static HTML and JS from the jar, reading /status and /clients.
+      routes.put("/", get(ex -> page(ex, "text/html; charset=utf-8", StatusPage.HTML)));
+      routes.put("/status.js", get(ex -> page(ex, "text/javascript; charset=utf-8",
+          StatusPage.JS)));
     }
     return routes;
   }
@@ -98,6 +115,14 @@ final class AdminHttpServer implements AutoCloseable {
       String base = ex.getHttpContext().getPath();
       String path = ex.getRequestURI().getPath();
       String rest = path.startsWith(base) ? path.substring(base.length()) : path;
+      if (rest.isEmpty() && !path.endsWith("/")) {
+        // The page at /meridian: its relative links need /meridian/ to resolve below the mount.
+        String query = ex.getRequestURI().getRawQuery();
+        ex.getResponseHeaders().set("Location",
+            ex.getRequestURI().getRawPath() + "/" + (query == null ? "" : "?" + query));
+        send(ex, 301, "moved to " + path + "/\n");
+        return;
+      }
       if (!rest.startsWith("/")) {
         rest = "/" + rest;
       }
@@ -235,6 +260,18 @@ final class AdminHttpServer implements AutoCloseable {
       q.put(URLDecoder.decode(k, StandardCharsets.UTF_8), URLDecoder.decode(v, StandardCharsets.UTF_8));
     }
     return q;
+  }
+
+  /**
+   * A status page resource: never cached (a new version of the server serves a new page), with a
+   * Content-Security-Policy that allows only this origin's script and the page's own style.
+   */
+  private static void page(HttpExchange ex, String contentType, String body) throws IOException {
+    ex.getResponseHeaders().set("Cache-Control", "no-store");
+    ex.getResponseHeaders().set("Content-Security-Policy", StatusPage.CSP);
+    ex.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
+    ex.getResponseHeaders().set("Referrer-Policy", "no-referrer");
+    sendBody(ex, 200, contentType, body);
   }
 
   private static void json(HttpExchange ex, JsonElement body) throws IOException {

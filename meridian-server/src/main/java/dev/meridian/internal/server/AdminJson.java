@@ -60,6 +60,54 @@ final class AdminJson {
     return o;
   }
 
+  /**
+   * {@code GET /status}: what the status page shows besides the clients (issue 24): this server's
+   * id and readiness, the groups with their resource counts per type, the last load or reload and
+   * the last rejected one, and the config store's state (null for a config file).
+   */
+  static JsonObject status(String controlPlaneId, boolean ready, ServedConfig config,
+      ReloadStatus reloads, dev.meridian.internal.config.ConfigSource store) {
+    JsonObject root = new JsonObject();
+    root.addProperty("control_plane", controlPlaneId);
+    root.addProperty("ready", ready);
+    JsonArray groups = new JsonArray();
+    for (String g : config.groupNames()) {
+      JsonObject go = new JsonObject();
+      go.addProperty("name", g);
+      JsonObject counts = new JsonObject();
+      int total = 0;
+      for (ResourceType t : ResourceType.values()) {
+        int n = config.snapshot(g).get(t).size();
+        if (n > 0) {
+          counts.addProperty(t.abbreviation(), n);
+          total += n;
+        }
+      }
+      go.add("resources", counts);
+      go.addProperty("total", total);
+      groups.add(go);
+    }
+    root.add("groups", groups);
+    root.add("last_reload", reload(reloads.last()));
+    root.add("last_failed_reload", reload(reloads.lastFailure()));
+    root.add("config_source", store == null ? JsonNull.INSTANCE : store(store));
+    return root;
+  }
+
+  private static com.google.gson.JsonElement reload(ReloadStatus.Reload r) {
+    if (r == null) {
+      return JsonNull.INSTANCE;
+    }
+    JsonObject o = new JsonObject();
+    o.addProperty("at", r.at().toString());
+    o.addProperty("result", r.ok() ? "ok" : "failed");
+    o.addProperty("changed", r.changed());
+    JsonArray errors = new JsonArray();
+    r.errors().forEach(errors::add);
+    o.add("errors", errors);
+    return o;
+  }
+
   static JsonObject client(ClientStatus s, ServedConfig config) {
     JsonObject o = new JsonObject();
     StreamInfo i = s.stream();

@@ -67,6 +67,8 @@ public final class DiscoveryHub {
   private volatile Executor fanOut;
   private volatile int fanOutWays = 1;
   private final Metrics metrics = new Metrics(registry, this::current);
+  /** The last reload and the last rejected one, for the status page (issue 24). */
+  private final ReloadStatus reloads = new ReloadStatus();
   /** This hub's streams share interned subscriptions and answers; other hubs' never do. */
   private final Sharing sharing = Sharing.interning();
   /** Who hears of stream events (the embedding API's callbacks); set before streams start. */
@@ -120,6 +122,29 @@ public final class DiscoveryHub {
   /** The config in force with its generation. */
   Served served() {
     return current.get();
+  }
+
+  /** The last config load or reload and the last rejected one (see {@link ReloadStatus}). */
+  public ReloadStatus reloads() {
+    return reloads;
+  }
+
+  /**
+   * A config was put in force ({@code changed} resources changed): counted in
+   * {@code meridian_config_reloads_total{result="ok"}} and kept as the last reload.
+   */
+  public void reloaded(int changed) {
+    metrics.reload(true);
+    reloads.served(changed);
+  }
+
+  /**
+   * A config was rejected for {@code errors} and the last one stays in force: counted in
+   * {@code meridian_config_reloads_total{result="failed"}} and kept as the last rejected reload.
+   */
+  public void reloadRejected(List<String> errors) {
+    metrics.reload(false);
+    reloads.rejected(errors);
   }
 
   public boolean isLoaded() {

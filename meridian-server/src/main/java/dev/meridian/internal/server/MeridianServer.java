@@ -321,13 +321,13 @@ public final class MeridianServer implements AutoCloseable {
       // A rejection keeps the served config as the one the watcher compares with; it reports it.
       int changed = serve(loaded);
       long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
-      hub.metrics().reload(true);
+      hub.reloaded(changed);
       LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
           .kv("files", loaded.files().size()).kv("changed", changed)
           .kv("load_ms", loaded.loadMillis()).kv("dispatch_ms", pushMillis).toString());
     }, error -> {
-      hub.metrics().reload(false);
+      hub.reloadRejected(error.problems());
       LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
           .kv("serving", "last good config").kv("error", error.getMessage()).toString());
     }, options.pollMillis());
@@ -349,8 +349,7 @@ public final class MeridianServer implements AutoCloseable {
       hub.register(publisher.listener());
       publisher.publish(first.config());
     }
-    hub.update(first.config());
-    hub.metrics().reload(true);
+    hub.reloaded(hub.update(first.config()));
     LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
         .kv("path", options.config()).toString());
@@ -377,19 +376,14 @@ public final class MeridianServer implements AutoCloseable {
       @Override
       public void apply(ConfigLoader.Loaded loaded, long revision) throws ConfigException {
         long started = System.nanoTime();
-        int changed;
-        try {
-          changed = serve(loaded);
-        } catch (ConfigException e) {
-          hub.metrics().reload(false);
-          throw e;
-        }
+        // A rejection reaches failed() too (the source reports it there): counted there, once.
+        int changed = serve(loaded);
         if (first && publisher != null) {
           // Only a config that is served is published; later ones reach it as a hub listener.
           publisher.publish(loaded.config());
           hub.register(publisher.listener());
         }
-        hub.metrics().reload(true);
+        hub.reloaded(changed);
         updateHealth();
         LOG.log(System.Logger.Level.INFO, LogLine.of(first ? "config_load" : "config_reload")
             .kv("result", "ok").kv("source", source.describe())
@@ -402,7 +396,7 @@ public final class MeridianServer implements AutoCloseable {
 
       @Override
       public void failed(ConfigException problems) {
-        hub.metrics().reload(false);
+        hub.reloadRejected(problems.problems());
         LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
             .kv("source", source.describe())
             .kv("serving", hub.isLoaded() ? "last good config" : "nothing yet")
