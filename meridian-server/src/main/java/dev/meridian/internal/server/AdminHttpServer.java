@@ -24,8 +24,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The HTTP (admin) port, documented in docs/operations.md: {@code /healthz} (live),
- * {@code /readyz} (config loaded and gRPC serving), {@code /config_dump}, {@code /clients} and
- * {@code /metrics}. Handlers only read immutable config and stream status snapshots.
+ * {@code /readyz} (config loaded and gRPC serving), {@code /version}, {@code /config_dump},
+ * {@code /clients} and {@code /metrics}. Handlers only read immutable config and stream status snapshots.
  */
 final class AdminHttpServer implements AutoCloseable {
   private final HttpServer server;
@@ -54,7 +54,8 @@ final class AdminHttpServer implements AutoCloseable {
   }
 
   /**
-   * The admin endpoints by path: {@code /healthz}, {@code /readyz}, and with a hub
+   * The admin endpoints by path: {@code /healthz}, {@code /readyz}, {@code /version} (build
+   * version and commit, issue 24), and with a hub
    * {@code /config_dump}, {@code /clients}, {@code /metrics}.
    */
   static Map<String, HttpHandler> routes(BooleanSupplier live, BooleanSupplier ready,
@@ -77,6 +78,8 @@ final class AdminHttpServer implements AutoCloseable {
         send(ex, 503, "not ready: config not loaded, gRPC not serving, or shutting down\n");
       }
     }));
+    routes.put("/version", get(ex -> sendBody(ex, 200, "application/json",
+        BuildInfo.current().json() + "\n")));
     if (hub != null) {
       routes.put("/config_dump", get(ex -> configDump(ex, hub)));
       routes.put("/clients", get(ex -> clients(ex, hub, store)));
