@@ -11,7 +11,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code meridian completion bash|zsh}: a shell completion script on stdout (issue 24), generated
  * by picocli from the command tree, so it knows every subcommand, option and option value.
- * {@code source <(meridian completion bash)}. zsh runs the same script through bashcompinit.
+ * {@code source <(meridian completion bash)}. zsh runs the same script through bashcompinit, which
+ * the script loads itself.
  */
 @Command(name = "completion", mixinStandardHelpOptions = true,
     description = "Print a shell completion script: source <(meridian completion bash).")
@@ -45,10 +46,9 @@ final class CompletionCommand implements Callable<Integer> {
   public Integer call() {
     String script = AutoComplete.bash("meridian", spec.root().commandLine());
     if (shell == Shell.ZSH) {
-      // picocli's script is bash; zsh runs it with its bash completion emulation.
+      // picocli's script is bash; under zsh it loads compinit and bashcompinit itself (when not
+      // loaded yet) and runs through zsh's bash completion emulation.
       out.println("# meridian completion for zsh: source <(meridian completion zsh)");
-      out.println("autoload -U +X compinit && compinit");
-      out.println("autoload -U +X bashcompinit && bashcompinit");
     }
     out.print(script);
     out.flush();

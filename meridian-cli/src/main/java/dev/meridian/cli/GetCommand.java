@@ -47,7 +47,8 @@ final class GetCommand implements Callable<Integer> {
   @Mixin
   ClientOptions opts;
 
-  @Parameters(paramLabel = "TYPE [NAME...]", arity = "0..*", completionCandidates = TypeWords.class,
+  @Parameters(paramLabel = "[TYPE] [NAME...]", hideParamSyntax = true, arity = "0..*",
+      completionCandidates = TypeWords.class,
       description = "The resource type (clusters, cluster, cds, ...: what --type takes) and then "
           + "resource names, as --name.")
   List<String> words = new ArrayList<>();

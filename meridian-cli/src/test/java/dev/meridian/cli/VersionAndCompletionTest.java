@@ -60,10 +60,27 @@ class VersionAndCompletionTest {
         .contains("wide"); // -o values
   }
 
+  /** The script is valid bash: sourced, it registers the completion function for meridian. */
   @Test
-  void completionZshLoadsBashcompinitFirst() {
+  void completionBashCanBeSourced() throws Exception {
+    assertThat(run("completion", "bash")).isZero();
+    java.nio.file.Path script = java.nio.file.Files.createTempFile("meridian-completion", ".bash");
+    try {
+      java.nio.file.Files.writeString(script, out());
+      Process p = new ProcessBuilder("bash", "-c", "source " + script + " && complete -p meridian")
+          .redirectErrorStream(true).start();
+      String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(p.waitFor()).as(output).isZero();
+      assertThat(output).contains("_complete_meridian").contains("meridian");
+    } finally {
+      java.nio.file.Files.deleteIfExists(script);
+    }
+  }
+
+  @Test
+  void completionZshIsTheScriptThatLoadsBashcompinitUnderZsh() {
     assertThat(run("completion", "zsh")).isZero();
-    assertThat(out()).contains("autoload -U +X bashcompinit && bashcompinit")
+    assertThat(out()).contains("ZSH_VERSION").contains("bashcompinit")
         .contains("complete -F _complete_meridian");
   }
 
