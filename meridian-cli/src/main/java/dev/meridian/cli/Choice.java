@@ -65,6 +65,12 @@ abstract class Choice<E extends Enum<E>> implements CommandLine.ITypeConverter<E
     }
   }
 
+  static final class GetOutputs extends Choice<GetCommand.Output> {
+    GetOutputs() {
+      super(GetCommand.Output.class);
+    }
+  }
+
   static final class Profiles extends Choice<ValidateCommand.Profile> {
     Profiles() {
       super(ValidateCommand.Profile.class);

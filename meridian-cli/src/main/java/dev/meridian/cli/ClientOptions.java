@@ -11,16 +11,21 @@ import picocli.CommandLine;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** The flags {@code get} and {@code watch} share (issue 6; TLS: issue 20). */
+/**
+ * The flags {@code get} and {@code watch} share (issue 6; TLS: issue 20). Each has its own
+ * {@code --type} and {@code -o}: {@code get} also takes the type as a positional word and prints
+ * tables (issue 24).
+ */
 final class ClientOptions {
-  @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
-      converter = HostPort.Converter.class, description = "The control plane's xDS gRPC address.")
-  HostPort server;
+  /** {@code --server}'s default: {@code $MERIDIAN_SERVER}, else this (issue 24). */
+  static final String DEFAULT_SERVER = "127.0.0.1:18000";
+  static final String SERVER_DEFAULT = "${env:MERIDIAN_SERVER:-" + DEFAULT_SERVER + "}";
+  static final String SERVER_HELP = "The control plane's xDS gRPC address (default "
+      + "$MERIDIAN_SERVER, else " + DEFAULT_SERVER + "; now ${DEFAULT-VALUE}).";
 
-  @Option(names = "--type", required = true, paramLabel = "TYPE", converter = TypeConverter.class,
-      description = "listeners, routes, clusters, endpoints, secrets, runtimes, scoped-routes, "
-          + "virtual-hosts, extension-configs, an abbreviation (CDS) or a full type URL.")
-  ResourceType type;
+  @Option(names = "--server", defaultValue = SERVER_DEFAULT, paramLabel = "HOST:PORT",
+      converter = HostPort.Converter.class, description = SERVER_HELP)
+  HostPort server;
 
   @Option(names = "--name", paramLabel = "N",
       description = "A resource name (repeatable); none: every resource of the type (wildcard).")
@@ -40,11 +45,6 @@ final class ClientOptions {
       description = "node.cluster sent to the server.")
   String nodeCluster;
 
-  @Option(names = {"-o", "--output"}, defaultValue = "yaml", paramLabel = "FORMAT",
-      converter = Choice.Outputs.class, completionCandidates = Choice.Outputs.class,
-      description = "Output format: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
-  ResourcePrinter.Format output;
-
   @Option(names = "--log-level", defaultValue = "warn", paramLabel = "LEVEL",
       converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
       description = "Level of Meridian's own log lines on stderr: ${COMPLETION-CANDIDATES} "
@@ -62,10 +62,6 @@ final class ClientOptions {
           "unknown type '" + value + "'; use one of listeners, routes, clusters, endpoints, "
               + "secrets, runtimes, scoped-routes, virtual-hosts, extension-configs or a type URL"));
     }
-  }
-
-  ResourcePrinter printer() {
-    return ResourcePrinter.forFormat(output);
   }
 
   XdsClient connect(Duration doesNotExistTimeout) {

@@ -5,11 +5,12 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code meridian} command. */
-@Command(name = "meridian", mixinStandardHelpOptions = true, version = "meridian 0.2.0",
+@Command(name = "meridian", mixinStandardHelpOptions = true,
+    versionProvider = VersionCommand.Provider.class,
     description = "xDS control plane and toolkit.",
     subcommands = {ServeCommand.class, GetCommand.class, WatchCommand.class, ResolveCommand.class,
         StatusCommand.class, BootstrapCommand.class, ValidateCommand.class, ApplyCommand.class,
-        ExportCommand.class})
+        ExportCommand.class, VersionCommand.class, CompletionCommand.class})
 public final class Main {
   /** Netty's switch for direct buffers it allocates itself (relocated with grpc-netty-shaded). */
   static final String NETTY_REFLECTION = "io.grpc.netty.shaded.io.netty.tryReflectionSetAccessible";
@@ -55,7 +56,12 @@ public final class Main {
 
   /** The {@code meridian} command line, with its error handling. */
   static CommandLine commandLine() {
-    return new CommandLine(new Main()).setParameterExceptionHandler(Main::badArguments);
+    return commandLine(CommandLine.defaultFactory());
+  }
+
+  /** The same, with the subcommands made by {@code factory} (tests: their output streams). */
+  static CommandLine commandLine(CommandLine.IFactory factory) {
+    return new CommandLine(new Main(), factory).setParameterExceptionHandler(Main::badArguments);
   }
 
   /**

@@ -28,8 +28,8 @@ import picocli.CommandLine.Option;
     description = "Resolve a call through LDS, RDS, CDS and EDS and print the virtual host, route, "
         + "clusters (with weights) and endpoints chosen.")
 final class ResolveCommand implements Callable<Integer> {
-  @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
-      converter = HostPort.Converter.class, description = "The control plane's xDS gRPC address.")
+  @Option(names = "--server", defaultValue = ClientOptions.SERVER_DEFAULT, paramLabel = "HOST:PORT",
+      converter = HostPort.Converter.class, description = ClientOptions.SERVER_HELP)
   HostPort server;
 
   @Option(names = "--listener", required = true, paramLabel = "NAME",

@@ -34,9 +34,8 @@ import picocli.CommandLine.Spec;
 final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
-  @Option(names = "--server", required = true, paramLabel = "HOST:PORT",
-      converter = HostPort.Converter.class,
-      description = "The control plane's xDS (gRPC) address, e.g. 127.0.0.1:18000.")
+  @Option(names = "--server", defaultValue = ClientOptions.SERVER_DEFAULT, paramLabel = "HOST:PORT",
+      converter = HostPort.Converter.class, description = ClientOptions.SERVER_HELP)
   HostPort server;
 
   @Option(names = "--node-id", paramLabel = "ID", description = "Only this node (exact id).")

@@ -16,6 +16,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code meridian watch}: print every update as it arrives (the client ACKs it) until Ctrl-C.
@@ -27,6 +28,17 @@ import picocli.CommandLine.Mixin;
 final class WatchCommand implements Callable<Integer> {
   @Mixin
   ClientOptions opts;
+
+  @Option(names = "--type", required = true, paramLabel = "TYPE",
+      converter = ClientOptions.TypeConverter.class,
+      description = "listeners, routes, clusters, endpoints, secrets, runtimes, scoped-routes, "
+          + "virtual-hosts, extension-configs, an abbreviation (CDS) or a full type URL.")
+  ResourceType type;
+
+  @Option(names = {"-o", "--output"}, defaultValue = "yaml", paramLabel = "FORMAT",
+      converter = Choice.Outputs.class, completionCandidates = Choice.Outputs.class,
+      description = "Output format: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+  ResourcePrinter.Format output;
 
   private final PrintStream out;
   private final PrintStream err;
@@ -45,12 +57,12 @@ final class WatchCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Logging.configure(opts.logLevel);
-    ResourceType type = opts.type;
+    ResourceType type = this.type;
     if (!opts.delta && !type.availableInSotw()) {
       err.println("meridian watch: " + type.shortName() + " are only served by Delta xDS: add --delta");
       return 2;
     }
-    ResourcePrinter printer = opts.printer();
+    ResourcePrinter printer = ResourcePrinter.forFormat(output);
     XdsClient client = opts.connect(Duration.ofSeconds(15));
     CountDownLatch closed = new CountDownLatch(1);
     Thread hook = new Thread(() -> {

@@ -71,7 +71,7 @@ class ClientCommandsTest {
   @Test
   void getNamedRouteAsYamlWithTypeUrl() {
     int rc = get("--server", addr(), "--type", "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
-        "--name", "local_routes");
+        "--name", "local_routes", "-o", "yaml");
     assertThat(rc).isZero();
     assertThat(out()).contains("name: local_routes").contains("weighted_clusters:")
         .contains("version:");
@@ -91,7 +91,7 @@ class ClientCommandsTest {
         "--timeout", "60s");
     assertThat(rc).isEqualTo(GetCommand.NOT_FOUND);
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
-    assertThat(out()).contains("name: greeter-v1");
+    assertThat(out()).contains("greeter-v1 "); // a table row
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("clusters nope does not exist");
   }
 

@@ -43,7 +43,7 @@ class UsageErrorsTest {
         Arguments.of("validate --config c.yaml --reference-check loud", "off, warn, reject"),
         Arguments.of("serve --config c.yaml --publish-format xml", "yaml, json, pb"),
         Arguments.of("bootstrap envoy --mode files --publish-format xml", "yaml, json, pb"),
-        Arguments.of("get " + CLIENT + " -o table", "yaml, json"),
+        Arguments.of("get " + CLIENT + " -o xml", "table, wide, name, yaml, json"),
         Arguments.of("watch " + CLIENT + " -o table", "yaml, json"),
         Arguments.of("resolve " + RESOLVE + " -o table", "yaml, json"),
         Arguments.of("validate --config c.yaml --profile envoy", "grpc"),

@@ -451,6 +451,10 @@ class EmbeddingTest {
     assertThat(clients.body()).contains("registry-7").contains("\"n1\"");
     assertThat(h.send(HttpRequest.newBuilder(URI.create(base + "/meridian/readyz")).build(),
         HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    HttpResponse<String> version = h.send(HttpRequest.newBuilder(URI.create(base
+        + "/meridian/version")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(version.statusCode()).isEqualTo(200);
+    assertThat(version.body()).contains("\"version\":").contains("\"commit\":");
     assertThat(h.send(HttpRequest.newBuilder(URI.create(base + "/meridian/nope")).build(),
         HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(404);
     // the mounted handler negotiates the format as the admin port does (issue 24)

@@ -24,9 +24,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The HTTP (admin) port, documented in docs/operations.md: the status page {@code /},
- * {@code /status}, {@code /healthz} (live),
- * {@code /readyz} (config loaded and gRPC serving), {@code /config_dump}, {@code /clients} and
- * {@code /metrics}. Handlers only read immutable config and stream status snapshots.
+ * {@code /status}, {@code /healthz} (live), {@code /readyz} (config loaded and gRPC serving),
+ * {@code /version}, {@code /config_dump}, {@code /clients} and {@code /metrics}. Handlers only
+ * read immutable config and stream status snapshots.
  */
 final class AdminHttpServer implements AutoCloseable {
   private final HttpServer server;
@@ -64,9 +64,9 @@ final class AdminHttpServer implements AutoCloseable {
   }
 
   /**
-   * The admin endpoints by path: {@code /healthz}, {@code /readyz}, and with a hub
-   * {@code /config_dump}, {@code /clients}, {@code /metrics}, {@code /status}, the status page
-   * {@code /} and its script {@code /status.js}.
+   * The admin endpoints by path: {@code /healthz}, {@code /readyz}, {@code /version} (build
+   * version and commit), and with a hub {@code /config_dump}, {@code /clients}, {@code /metrics},
+   * {@code /status}, the status page {@code /} and its script {@code /status.js}.
    */
   static Map<String, HttpHandler> routes(BooleanSupplier live, BooleanSupplier ready,
       DiscoveryHub hub, ConfigSource store) {
@@ -88,6 +88,8 @@ final class AdminHttpServer implements AutoCloseable {
         send(ex, 503, "not ready: config not loaded, gRPC not serving, or shutting down\n");
       }
     }));
+    routes.put("/version", get(ex -> sendBody(ex, 200, "application/json",
+        BuildInfo.current().json() + "\n")));
     if (hub != null) {
       routes.put("/config_dump", get(ex -> configDump(ex, hub)));
       routes.put("/clients", get(ex -> clients(ex, hub, store)));

@@ -51,6 +51,22 @@ class AdminHttpTest {
     assertThat(f.get("/nope").statusCode()).isEqualTo(404);
   }
 
+  /** Issue 24: the build's version (the Maven project version) and git commit, as JSON. */
+  @Test
+  void versionServesTheBuildVersionAndCommit() throws Exception {
+    var r = f.get("/version");
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Content-Type")).hasValue("application/json");
+    JsonObject body = com.google.gson.JsonParser.parseString(r.body()).getAsJsonObject();
+    assertThat(body.keySet()).containsExactly("version", "commit");
+    // The build filtered meridian-build.properties: the version is the pom's, never ${...}.
+    assertThat(body.get("version").getAsString()).matches("\\d+\\.\\d+\\.\\d+.*");
+    // A clone has .git: the full commit id; a source tarball would say "unknown".
+    assertThat(body.get("commit").getAsString()).matches("[0-9a-f]{40}|unknown");
+    assertThat(body.get("version").getAsString()).isEqualTo(BuildInfo.current().version());
+    assertThat(body.get("commit").getAsString()).isEqualTo(BuildInfo.current().commit());
+  }
+
   @Test
   void adminPortIsLoopbackOnlyByDefault() {
     assertThat(new MeridianServer.Options(dir, "0.0.0.0", 0, 0, 0).adminBind())
