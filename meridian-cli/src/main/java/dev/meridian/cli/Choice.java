@@ -47,6 +47,12 @@ abstract class Choice<E extends Enum<E>> implements CommandLine.ITypeConverter<E
     }
   }
 
+  static final class LogFormats extends Choice<Logging.Format> {
+    LogFormats() {
+      super(Logging.Format.class);
+    }
+  }
+
   static final class ReferenceChecks extends Choice<ReferenceCheck> {
     ReferenceChecks() {
       super(ReferenceCheck.class);

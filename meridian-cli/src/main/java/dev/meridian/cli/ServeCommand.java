@@ -160,6 +160,12 @@ final class ServeCommand implements Callable<Integer> {
       description = "${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
   Logging.Level logLevel;
 
+  @Option(names = "--log-format", defaultValue = "text", paramLabel = "FORMAT",
+      converter = Choice.LogFormats.class, completionCandidates = Choice.LogFormats.class,
+      description = "${COMPLETION-CANDIDATES}: json writes one object per line with the text "
+          + "format's keys (default ${DEFAULT-VALUE}).")
+  Logging.Format logFormat;
+
   @Override
   public Integer call() throws Exception {
     if ((tlsCert == null) != (tlsKey == null)) {
@@ -170,7 +176,7 @@ final class ServeCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(),
           "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
     }
-    Logging.configure(logLevel);
+    Logging.configure(logLevel, logFormat);
     dev.meridian.internal.etcd.EtcdConfigSource store = null;
     if (EtcdTarget.isEtcd(config)) {
       EtcdTarget target = etcd.target(spec, config);
@@ -199,7 +205,8 @@ final class ServeCommand implements Callable<Integer> {
             .withRestPort(restPort)
             .withAllowPlaintextSecrets(allowPlaintextSecrets)
             .withCsdsIdentity(csdsIdentity)
-            .withControlPlaneId(controlPlaneId), store);
+            .withControlPlaneId(controlPlaneId), store)
+        .logLevels(new Logging.JulLevels());
     try {
       server.start();
     } catch (MeridianServer.InvalidTls e) {

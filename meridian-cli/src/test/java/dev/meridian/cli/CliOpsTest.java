@@ -158,6 +158,94 @@ class CliOpsTest {
     assertThat(output).anySatisfy(l -> assertThat(l).contains("shutdown streams=1 forced=false"));
   }
 
+  /**
+   * Issue 24: {@code --log-format json} writes one object per line with the text format's keys,
+   * and {@code POST /logging} on the admin port changes the level while the server runs.
+   */
+  @Test
+  void serveLogsJsonLinesAndTheLevelChangesAtRuntime() throws Exception {
+    Path file = dir.resolve("m.yaml");
+    Files.writeString(file, CONFIG);
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"),
+        Main.class.getName(), "serve", "--config", file.toString(), "--xds-port", "0",
+        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s",
+        "--log-format", "json").redirectErrorStream(true).start();
+    java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+    Thread reader = new Thread(() -> {
+      try (BufferedReader out = new BufferedReader(
+          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = out.readLine()) != null) {
+          lines.add(line);
+        }
+      } catch (java.io.IOException e) {
+        // the process ended
+      }
+    });
+    reader.setDaemon(true);
+    reader.start();
+    try {
+      Pattern serving = Pattern.compile("serving xDS on [^:]+:(\\d+), HTTP on ([^:]+):(\\d+)");
+      Matcher m = null;
+      List<com.google.gson.JsonObject> events = new ArrayList<>();
+      while (m == null) {
+        String line = lines.poll(15, TimeUnit.SECONDS);
+        assertThat(line).as("serve's start line").isNotNull();
+        Matcher found = serving.matcher(line);
+        if (found.find()) {
+          m = found;
+        }
+        if (line.startsWith("{")) {
+          events.add(com.google.gson.JsonParser.parseString(line).getAsJsonObject());
+        } else {
+          assertThat(line).as("a log line that is not JSON").startsWith("meridian");
+        }
+      }
+      // The structured startup event keeps its keys as JSON fields.
+      assertThat(events).anySatisfy(o -> {
+        assertThat(o.get("event").getAsString()).isEqualTo("config_load");
+        assertThat(o.get("result").getAsString()).isEqualTo("ok");
+        assertThat(o.get("level").getAsString()).isEqualTo("INFO");
+        assertThat(o.get("logger").getAsString()).isEqualTo("dev.meridian.server");
+      });
+      int xdsPort = Integer.parseInt(m.group(1));
+      String admin = "http://127.0.0.1:" + m.group(3);
+      java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+      java.net.http.HttpResponse<String> set = http.send(java.net.http.HttpRequest.newBuilder(
+          java.net.URI.create(admin + "/logging?level=debug"))
+          .POST(java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
+      assertThat(set.body()).contains("dev.meridian debug");
+      assertThat(http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(admin
+          + "/logging?level=verbose")).POST(java.net.http.HttpRequest.BodyPublishers.noBody())
+          .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode())
+          .isEqualTo(400);
+      try (Loopback xds = new Loopback(xdsPort)) {
+        RawXdsClient.Sotw ads = RawXdsClient.sotwAds(xds.channel(), "envoy-json");
+        ads.ack(ads.subscribe(CLUSTER));
+        // An ACK is logged at DEBUG: it shows only because the level changed at runtime.
+        boolean ack = false;
+        while (!ack) {
+          String line = lines.poll(15, TimeUnit.SECONDS);
+          assertThat(line).as("the ack event at debug").isNotNull();
+          if (line.startsWith("{")) {
+            com.google.gson.JsonObject o = com.google.gson.JsonParser.parseString(line)
+                .getAsJsonObject();
+            ack = o.has("event") && o.get("event").getAsString().equals("ack")
+                && o.get("level").getAsString().equals("DEBUG");
+          }
+        }
+      }
+    } finally {
+      new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start().waitFor();
+      if (!p.waitFor(15, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
   private static void waitFor(java.util.function.BooleanSupplier c) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (!c.getAsBoolean()) {

@@ -9,7 +9,7 @@ import java.util.concurrent.Executor;
  * deadlock it.
  */
 final class CallbackExecutor implements Executor {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.client");
 
   private final Executor delegate;
   private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
@@ -52,7 +52,7 @@ final class CallbackExecutor implements Executor {
       try {
         r.run();
       } catch (Throwable t) {
-        LOG.log(System.Logger.Level.WARNING, "xDS watcher threw", t);
+        LOG.warn("xDS watcher threw", t);
       }
     }
   }

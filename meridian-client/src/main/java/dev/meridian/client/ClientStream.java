@@ -13,7 +13,7 @@ import java.util.function.DoubleSupplier;
  * {@link ResourceStore} and {@link ResponseHandler}.
  */
 abstract class ClientStream<Q> {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.client");
 
   /** What a stream is given by its owner. */
   record Deps(XdsTransport transport, Node node, ResourceStore store, ResponseHandler handler,
@@ -106,7 +106,7 @@ abstract class ClientStream<Q> {
     ready = false;
     call = null; // nothing is sent until the next stream is open
     forgetStream();
-    LOG.log(System.Logger.Level.DEBUG, "xDS stream closed: {0}", status);
+    LOG.debug("xDS stream closed: {}", status);
     handler.handleStreamClosed(server, scope, status, responseReceived);
     if (stopped) {
       return; // the client left this server (gRFC A71 fallback) while hearing of the close
@@ -117,7 +117,7 @@ abstract class ClientStream<Q> {
       return;
     }
     Duration delay = backoff.next();
-    LOG.log(System.Logger.Level.DEBUG, "reconnecting in {0}", delay);
+    LOG.debug("reconnecting in {}", delay);
     Scheduler.Cancellable[] self = new Scheduler.Cancellable[1];
     self[0] = scheduler.schedule(() -> ctx.execute(() -> {
       if (retry == self[0]) { // not cancelled, nor overtaken by reconnectNow
@@ -151,7 +151,7 @@ abstract class ClientStream<Q> {
   final void noteControlPlane(String identifier) {
     if (!identifier.isEmpty() && !identifier.equals(controlPlane)) {
       controlPlane = identifier;
-      LOG.log(System.Logger.Level.INFO, "xDS {0} stream to {1}: served by control plane {2}",
+      LOG.info("xDS {} stream to {}: served by control plane {}",
           scope, server.serverUri(), identifier);
     }
   }
@@ -191,7 +191,7 @@ abstract class ClientStream<Q> {
    * so that the server hears of it and the stream reads on instead of stalling.
    */
   final String failedToApply(ResourceType type, RuntimeException e) {
-    LOG.log(System.Logger.Level.WARNING, "failed to apply a " + type.abbreviation() + " response", e);
+    LOG.warn("failed to apply a " + type.abbreviation() + " response", e);
     return dev.meridian.internal.protocol.Nack.bound("failed to apply the response: " + e);
   }
 

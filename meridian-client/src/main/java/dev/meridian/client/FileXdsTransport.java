@@ -41,7 +41,7 @@ import org.yaml.snakeyaml.Yaml;
  * of the file or its directory are all seen.
  */
 public final class FileXdsTransport implements XdsTransport {
-  private static final System.Logger LOG = System.getLogger(FileXdsTransport.class.getName());
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileXdsTransport.class.getName());
 
   private final Function<ResourceType, Path> files;
   private final long pollMillis;
@@ -140,7 +140,7 @@ public final class FileXdsTransport implements XdsTransport {
         wanted.decrementAndGet();
         listener.onMessage(r.toBuilder().setTypeUrl(type.typeUrl()).build());
       } catch (IllegalArgumentException | IOException e) {
-        LOG.log(System.Logger.Level.WARNING, "{0}: rejected, keeping the last good config: {1}",
+        LOG.warn("{}: rejected, keeping the last good config: {}",
             file, e.getMessage());
       }
     }

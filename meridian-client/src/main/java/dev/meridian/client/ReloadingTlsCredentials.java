@@ -24,7 +24,7 @@ import java.util.Objects;
  * not match its certificate.
  */
 public final class ReloadingTlsCredentials implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.client");
 
   private final TlsConfig config;
   private final Scheduler scheduler;
@@ -122,16 +122,16 @@ public final class ReloadingTlsCredentials implements AutoCloseable {
     try {
       boolean changed = load();
       if (problem != null) {
-        LOG.log(System.Logger.Level.INFO, "TLS files usable again: " + describe());
+        LOG.info("TLS files usable again: " + describe());
       } else if (changed) {
-        LOG.log(System.Logger.Level.INFO, "TLS files reloaded: " + describe());
+        LOG.info("TLS files reloaded: " + describe());
       }
       problem = null;
       return changed;
     } catch (TlsFileException e) {
       String p = e.getMessage();
       if (!p.equals(problem)) {
-        LOG.log(System.Logger.Level.WARNING, "TLS: " + p + "; "
+        LOG.warn("TLS: " + p + "; "
             + (caPem == null && certPem == null ? "nothing to use yet"
                 : "keeping the previous certificates and key"));
       }

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * so the state needs no locks; user callbacks never run here.
  */
 final class SerializingContext implements Executor {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.client");
 
   private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicReference<Thread> drainer = new AtomicReference<>();
@@ -33,7 +33,7 @@ final class SerializingContext implements Executor {
           try {
             r.run();
           } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "uncaught exception in the xDS client context", t);
+            LOG.error("uncaught exception in the xDS client context", t);
           }
         }
       } finally {

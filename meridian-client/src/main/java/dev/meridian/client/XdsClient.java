@@ -31,7 +31,7 @@ import java.util.function.Function;
  * the callback executor. The model is grpc-java's XdsClientImpl.
  */
 public final class XdsClient implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.client");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.client");
 
   /** Which flavour of the protocol (spec "Variants of the xDS Transport Protocol"). */
   public enum Protocol { SOTW, DELTA }
@@ -299,7 +299,7 @@ public final class XdsClient implements AutoCloseable {
       try {
         c.close();
       } catch (Exception e) {
-        LOG.log(System.Logger.Level.DEBUG, "closing", e);
+        LOG.debug("closing", e);
       }
     }
   }
@@ -546,9 +546,9 @@ public final class XdsClient implements AutoCloseable {
     if (index == from) {
       return;
     }
-    LOG.log(index > from ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
-        "xDS server {0}[{1}] {2} in use instead of {0}[{3}] {4} ({5}): {6}", group, index,
-        group.servers.get(index).serverUri(), from, group.servers.get(from).serverUri(),
+    LOG.atLevel(index > from ? org.slf4j.event.Level.WARN : org.slf4j.event.Level.INFO).log(
+        "xDS server {}[{}] {} in use instead of {}[{}] {} ({}): {}", group, index,
+        group.servers.get(index).serverUri(), group, from, group.servers.get(from).serverUri(),
         index > from ? "fallback" : "back to a server of higher priority", why);
     // The does-not-exist timers run for a server in use; they start again when the new one is
     // ready.
@@ -862,7 +862,7 @@ public final class XdsClient implements AutoCloseable {
     ctx.throwIfNotInThisContext();
     Bootstrap.ServerInfo server = group.servers.get(index);
     if (index != group.active()) {
-      LOG.log(System.Logger.Level.DEBUG, "xDS {0}: {1} still unreachable: {2}", group,
+      LOG.debug("xDS {}: {} still unreachable: {}", group,
           server.serverUri(), status);
       return;
     }
@@ -1074,7 +1074,7 @@ public final class XdsClient implements AutoCloseable {
     self[0] = scheduler.schedule(() -> ctx.execute(() -> {
       if (ts.entries.get(e.name) == e && e.ttlTimer == self[0]) {
         e.ttlTimer = null;
-        LOG.log(System.Logger.Level.DEBUG, "{0} {1}: TTL expired", ts.type.abbreviation(), e.name);
+        LOG.debug("{} {}: TTL expired", ts.type.abbreviation(), e.name);
         remove(ts, e);
       }
     }), d);

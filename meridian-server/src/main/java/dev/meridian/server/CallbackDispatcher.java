@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the callbacks in order.
  */
 final class CallbackDispatcher implements StreamEvents, AutoCloseable {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server");
   private static final Runnable STOP = () -> {};
 
   private final DiscoveryCallbacks callbacks;
@@ -52,7 +52,7 @@ final class CallbackDispatcher implements StreamEvents, AutoCloseable {
       try {
         next.run();
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.WARNING, LogLine.of("callback_failed")
+        LOG.warn(LogLine.of("callback_failed")
             .kv("error", e.toString()).toString(), e);
       }
     }
@@ -62,7 +62,7 @@ final class CallbackDispatcher implements StreamEvents, AutoCloseable {
     if (!queue.offer(event)) {
       long n = dropped.incrementAndGet();
       if (n == 1 || n % 10_000 == 0) {
-        LOG.log(System.Logger.Level.WARNING, LogLine.of("callback_events_dropped")
+        LOG.warn(LogLine.of("callback_events_dropped")
             .kv("dropped", n).kv("queued", queue.size())
             .kv("why", "the callbacks are slower than the streams' events").toString());
       }

@@ -37,7 +37,7 @@ import java.util.TreeSet;
  * groups you know, even empty, once your data is loaded.
  */
 public final class Publisher {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server.publish");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.publish");
 
   private final DiscoveryHub hub;
   private final ServedConfig.Placer placer;
@@ -215,7 +215,7 @@ public final class Publisher {
       warnings = r.warnings().stream().filter(f -> f.check() != ConfigChecks.Check.EMPTY_CONFIG)
           .map(Object::toString).toList();
       for (String w : warnings) {
-        LOG.log(System.Logger.Level.WARNING, w);
+        LOG.warn(w);
       }
     }
     int changed = hub.update(config);
@@ -223,7 +223,7 @@ public final class Publisher {
     groups = next;
     snapshots = nextSnapshots;
     afterPublish.run();
-    LOG.log(System.Logger.Level.DEBUG, () -> LogLine.of("config_publish")
+    LOG.atDebug().log(() -> LogLine.of("config_publish")
         .kv("groups", String.join(",", touched)).kv("changed", changed)
         .kv("dispatch_ms", (System.nanoTime() - started) / 1_000_000).toString());
     return new Publication(changed, warnings);

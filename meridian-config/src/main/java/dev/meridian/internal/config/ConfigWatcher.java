@@ -39,7 +39,7 @@ import java.util.function.LongSupplier;
  * reported once and the last good config stays in force (the caller simply keeps serving it).
  */
 public final class ConfigWatcher implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.config.ConfigWatcher");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.config.ConfigWatcher");
   /**
    * How long bytes written in place must stay the same before they are applied: far above the
    * gaps of a writer that writes in pieces (20 ms apart, delayed by a loaded machine), and short
@@ -145,7 +145,7 @@ public final class ConfigWatcher implements AutoCloseable {
       } catch (InterruptedException | ClosedWatchServiceException e) {
         return;
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.ERROR, "config watcher: unexpected error", e);
+        LOG.error("config watcher: unexpected error", e);
         pending = null;
         due = IDLE;
       }
@@ -221,7 +221,7 @@ public final class ConfigWatcher implements AutoCloseable {
       return guardEnds - next < 0 ? guardEnds : next;
     }
     if (!p.removes.isEmpty()) {
-      LOG.log(System.Logger.Level.WARNING, LogLine.of("config_emptying")
+      LOG.warn(LogLine.of("config_emptying")
           .kv("removes", String.join("; ", p.removes))
           .kv("stable_ms", TimeUnit.NANOSECONDS.toMillis(stable)).toString());
     }

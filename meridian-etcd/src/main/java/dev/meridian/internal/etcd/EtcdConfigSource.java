@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * <p>All state is confined to one thread.
  */
 public final class EtcdConfigSource implements ConfigSource {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.etcd.EtcdConfigSource");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.etcd.EtcdConfigSource");
   private static final long PROBE_MILLIS = 1000;
   private static final long MIN_BACKOFF_MILLIS = 200;
   private static final long MAX_BACKOFF_MILLIS = 5000;
@@ -154,7 +154,7 @@ public final class EtcdConfigSource implements ConfigSource {
     read = true;
     backoffMillis = MIN_BACKOFF_MILLIS;
     connection(true, null);
-    LOG.log(System.Logger.Level.INFO, LogLine.of("store_load").kv("store", target.url())
+    LOG.info(LogLine.of("store_load").kv("store", target.url())
         .kv("keys", entries.size()).kv("revision", revision).toString());
     reload();
     watch(revision + 1);
@@ -225,7 +225,7 @@ public final class EtcdConfigSource implements ConfigSource {
     closeWatch();
     if (error instanceof CompactedException || why(error).contains("compacted")) {
       // The revisions after ours are gone: read the whole prefix again; the hub sends what changed.
-      LOG.log(System.Logger.Level.WARNING, LogLine.of("store_watch_compacted")
+      LOG.warn(LogLine.of("store_watch_compacted")
           .kv("store", target.url()).kv("revision", revision).kv("action", "full reload")
           .toString());
       fullLoad();
@@ -313,7 +313,7 @@ public final class EtcdConfigSource implements ConfigSource {
     if (up != connected) {
       connected = up;
       since = clock.instant();
-      LOG.log(up ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+      LOG.atLevel(up ? org.slf4j.event.Level.INFO : org.slf4j.event.Level.WARN).log(
           LogLine.of(up ? "store_connected" : "store_unreachable").kv("store", target.url())
               .kv("revision", revision).kv("error", why).toString());
     }

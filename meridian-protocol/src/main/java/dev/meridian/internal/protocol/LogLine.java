@@ -43,4 +43,74 @@ public final class LogLine {
   public String toString() {
     return sb.toString();
   }
+
+  /**
+   * Reads a line {@link #toString} wrote back into its event ({@code "event"}) and its pairs, in
+   * order; null when {@code line} is not such a line (a plain message).
+   */
+  public static java.util.LinkedHashMap<String, String> parse(String line) {
+    java.util.LinkedHashMap<String, String> out = new java.util.LinkedHashMap<>();
+    int i = line.indexOf(' ');
+    String event = i < 0 ? line : line.substring(0, i);
+    if (!event.matches("[a-z][a-z0-9_]*")) {
+      return null;
+    }
+    out.put("event", event);
+    int n = line.length();
+    while (i >= 0 && i < n) {
+      if (line.charAt(i) != ' ') {
+        return null;
+      }
+      int eq = line.indexOf('=', i + 1);
+      if (eq < 0) {
+        return null;
+      }
+      String key = line.substring(i + 1, eq);
+      if (!key.matches("[a-z][a-z0-9_]*")) {
+        return null;
+      }
+      int j = eq + 1;
+      StringBuilder v = new StringBuilder();
+      if (j < n && line.charAt(j) == '"') {
+        j++;
+        boolean closed = false;
+        while (j < n) {
+          char c = line.charAt(j++);
+          if (c == '"') {
+            closed = true;
+            break;
+          }
+          if (c != '\\' || j >= n) {
+            v.append(c);
+            continue;
+          }
+          char e = line.charAt(j++);
+          switch (e) {
+            case 'n' -> v.append('\n');
+            case 'r' -> v.append('\r');
+            case 't' -> v.append('\t');
+            case 'u' -> {
+              if (j + 4 > n) {
+                return null;
+              }
+              v.append((char) Integer.parseInt(line.substring(j, j + 4), 16));
+              j += 4;
+            }
+            default -> v.append(e);
+          }
+        }
+        if (!closed) {
+          return null;
+        }
+      } else {
+        int end = line.indexOf(' ', j);
+        end = end < 0 ? n : end;
+        v.append(line, j, end);
+        j = end;
+      }
+      out.put(key, v.toString());
+      i = j == n ? -1 : j;
+    }
+    return out;
+  }
 }

@@ -42,6 +42,12 @@ final class AdminHttpServer implements AutoCloseable {
    */
   AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
       DiscoveryHub hub, ConfigSource store) throws IOException {
+    this(address, live, ready, hub, store, null);
+  }
+
+  /** @param logLevels what {@code /logging} changes; null: the endpoint says it cannot */
+  AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
+      DiscoveryHub hub, ConfigSource store, LogLevels logLevels) throws IOException {
     server = HttpServer.create(address, 64);
     executor = Executors.newFixedThreadPool(2, r -> {
       Thread t = new Thread(r, "meridian-http");
@@ -52,6 +58,7 @@ final class AdminHttpServer implements AutoCloseable {
     Map<String, HttpHandler> routes = routes(live, ready, hub, store);
     HttpHandler page = routes.remove("/");
     routes.forEach(server::createContext);
+    server.createContext("/logging", logging(logLevels));
     // "/" matches every path no other context does: exactly "/" is the status page, the rest 404.
     server.createContext("/", ex -> {
       if (page != null && ex.getRequestURI().getPath().equals("/")) {
@@ -106,6 +113,48 @@ final class AdminHttpServer implements AutoCloseable {
           StatusPage.JS)));
     }
     return routes;
+  }
+
+  /**
+   * {@code GET /logging} lists the levels set; {@code POST /logging?level=L[&logger=NAME]} sets
+   * one at runtime (default logger {@code dev.meridian}, every Meridian logger).
+   */
+  static HttpHandler logging(LogLevels levels) {
+    return ex -> {
+      try {
+        String method = ex.getRequestMethod();
+        if (!method.equals("GET") && !method.equals("HEAD") && !method.equals("POST")) {
+          send(ex, 405, "method not allowed: GET lists the levels, POST ?level=L[&logger=NAME] "
+              + "sets one\n");
+          return;
+        }
+        if (levels == null) {
+          send(ex, 501, "log levels are set by the embedding application's logging backend\n");
+          return;
+        }
+        if (method.equals("POST")) {
+          Map<String, String> q = query(ex);
+          String level = q.get("level");
+          if (level == null || level.isEmpty()) {
+            send(ex, 400, "POST /logging?level=debug|info|warn|error[&logger=NAME]\n");
+            return;
+          }
+          try {
+            levels.set(q.getOrDefault("logger", "dev.meridian"), level);
+          } catch (IllegalArgumentException e) {
+            send(ex, 400, e.getMessage() + "\n");
+            return;
+          }
+        }
+        StringBuilder body = new StringBuilder();
+        new java.util.TreeMap<>(levels.levels()).forEach((logger, level) ->
+            body.append(logger.isEmpty() ? "(root)" : logger).append(' ').append(level)
+                .append('\n'));
+        send(ex, 200, body.toString());
+      } catch (RuntimeException e) {
+        send(ex, 500, "internal error: " + e + "\n");
+      }
+    };
   }
 
   /**

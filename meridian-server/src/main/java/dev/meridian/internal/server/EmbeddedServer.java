@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * through the same diff and fan-out as a file reload.
  */
 public final class EmbeddedServer implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server");
   private static final long TICK_MILLIS = 250;
   private static final long TLS_RELOAD_MILLIS = 1000;
 
@@ -348,7 +348,7 @@ public final class EmbeddedServer implements AutoCloseable {
       }
     }
     streamPool.shutdownNow();
-    LOG.log(System.Logger.Level.INFO, LogLine.of("shutdown").kv("streams", streams)
+    LOG.info(LogLine.of("shutdown").kv("streams", streams)
         .kv("forced", forced)
         .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());
   }

@@ -30,7 +30,7 @@ import org.yaml.snakeyaml.Yaml;
  * watches moves), and only when their content changed.
  */
 public final class FilePublisher {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server.publish");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.publish");
 
   /** The formats Envoy's path config sources read. */
   public enum Format {
@@ -89,7 +89,7 @@ public final class FilePublisher {
         }
       }
     } catch (IOException e) {
-      LOG.log(System.Logger.Level.ERROR, "cannot publish to {0}: {1}", dir, e.getMessage());
+      LOG.error("cannot publish to {}: {}", dir, e.getMessage());
     }
   }
 

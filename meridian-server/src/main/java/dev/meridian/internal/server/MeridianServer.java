@@ -22,7 +22,7 @@ import dev.meridian.internal.protocol.HeartbeatPolicy;
  * HTTP port. {@link #start} fails with {@link ConfigException} if the first load fails.
  */
 public final class MeridianServer implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server");
 
   /**
    * Options of {@code meridian serve}. Port 0 picks an ephemeral port. Null means the default.
@@ -241,6 +241,8 @@ public final class MeridianServer implements AutoCloseable {
   private RestHttpServer rest;
   private ServerTls tls;
   private volatile boolean serving;
+  /** What {@code /logging} changes (the CLI's backend); null: not Meridian's to change. */
+  private LogLevels logLevels;
   private final java.util.concurrent.atomic.AtomicBoolean closing =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final java.util.concurrent.CountDownLatch closed = new java.util.concurrent.CountDownLatch(1);
@@ -267,6 +269,12 @@ public final class MeridianServer implements AutoCloseable {
         : source::resourcesSerialized);
   }
 
+  /** Lets {@code /logging} on the admin port change these levels at runtime; call before start. */
+  public MeridianServer logLevels(LogLevels levels) {
+    this.logLevels = levels;
+    return this;
+  }
+
   public MeridianServer start() throws ConfigException, IOException {
     if (options.tls() != null) {
       Options.Tls t = options.tls();
@@ -290,7 +298,7 @@ public final class MeridianServer implements AutoCloseable {
     }
     try {
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
-          () -> !closing.get(), this::isReady, hub, source);
+          () -> !closing.get(), this::isReady, hub, source, logLevels);
       engine.own(http); // closed with the engine, after its streams ended
       if (options.restPort() != null) {
         // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
@@ -322,13 +330,13 @@ public final class MeridianServer implements AutoCloseable {
       int changed = serve(loaded);
       long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
       hub.reloaded(changed);
-      LOG.log(System.Logger.Level.INFO, LogLine.of("config_reload").kv("result", "ok")
+      LOG.info(LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
           .kv("files", loaded.files().size()).kv("changed", changed)
           .kv("load_ms", loaded.loadMillis()).kv("dispatch_ms", pushMillis).toString());
     }, error -> {
       hub.reloadRejected(error.problems());
-      LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
+      LOG.error(LogLine.of("config_reload").kv("result", "failed")
           .kv("serving", "last good config").kv("error", error.getMessage()).toString());
     }, options.pollMillis());
     ConfigLoader.Loaded first;
@@ -350,7 +358,7 @@ public final class MeridianServer implements AutoCloseable {
       publisher.publish(first.config());
     }
     hub.reloaded(hub.update(first.config()));
-    LOG.log(System.Logger.Level.INFO, LogLine.of("config_load").kv("result", "ok")
+    LOG.info(LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
         .kv("path", options.config()).toString());
   }
@@ -385,7 +393,7 @@ public final class MeridianServer implements AutoCloseable {
         }
         hub.reloaded(changed);
         updateHealth();
-        LOG.log(System.Logger.Level.INFO, LogLine.of(first ? "config_load" : "config_reload")
+        LOG.info(LogLine.of(first ? "config_load" : "config_reload")
             .kv("result", "ok").kv("source", source.describe())
             .kv("revision", revision)
             .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
@@ -397,7 +405,7 @@ public final class MeridianServer implements AutoCloseable {
       @Override
       public void failed(ConfigException problems) {
         hub.reloadRejected(problems.problems());
-        LOG.log(System.Logger.Level.ERROR, LogLine.of("config_reload").kv("result", "failed")
+        LOG.error(LogLine.of("config_reload").kv("result", "failed")
             .kv("source", source.describe())
             .kv("serving", hub.isLoaded() ? "last good config" : "nothing yet")
             .kv("error", problems.getMessage()).toString());
@@ -408,12 +416,12 @@ public final class MeridianServer implements AutoCloseable {
   /** Says at start what an operator should know about who can get what (docs/security.md). */
   private void warnAboutTrust() {
     if (tls == null && !isLoopback(options.bind())) {
-      LOG.log(System.Logger.Level.WARNING, LogLine.of("plaintext_xds").kv("bind", options.bind())
+      LOG.warn(LogLine.of("plaintext_xds").kv("bind", options.bind())
           .kv("risk", "anyone who reaches the port can claim any node id; Secrets go to no one")
           .kv("fix", "--tls-cert, --tls-key and --tls-client-ca (docs/security.md)").toString());
     }
     if (options.allowPlaintextSecrets()) {
-      LOG.log(System.Logger.Level.WARNING, LogLine.of("plaintext_secrets")
+      LOG.warn(LogLine.of("plaintext_secrets")
           .kv("risk", "streams without a verified client certificate receive Secrets, private "
               + "keys included").kv("meant_for", "local development").toString());
     }
@@ -434,10 +442,10 @@ public final class MeridianServer implements AutoCloseable {
   private ConfigChecks.Result check(ServedConfig config) {
     ConfigChecks.Result r = ConfigChecks.run(config, options.referenceCheck());
     for (ConfigChecks.Finding f : r.rejections()) {
-      LOG.log(System.Logger.Level.WARNING, "{0}", f);
+      LOG.warn("{}", f);
     }
     for (ConfigChecks.Finding f : r.warnings()) {
-      LOG.log(System.Logger.Level.WARNING, "{0}", f);
+      LOG.warn("{}", f);
     }
     return r;
   }

@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
  * until a change or the {@code Prefer: wait=N} deadline.
  */
 final class RestDiscovery implements HttpHandler {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server.xds");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.xds");
   static final String PREFIX = "/v3/discovery:";
   private static final Map<String, ResourceType> PATHS = Map.of(
       "listeners", ResourceType.LISTENER,
@@ -146,7 +146,7 @@ final class RestDiscovery implements HttpHandler {
     for (Outcome o : outcomes) {
       if (o instanceof Outcome.Withheld w) {
         hub.metrics().secretWithheld();
-        LOG.log(System.Logger.Level.WARNING, LogLine.of("secret_withheld").kv("rest", ex.getRequestURI().getPath())
+        LOG.warn(LogLine.of("secret_withheld").kv("rest", ex.getRequestURI().getPath())
             .kv("node", stream.node() == null ? null : stream.node().getId())
             .kv("identity", stream.identity() == null ? "none" : stream.identity())
             .kv("peer", PeerAddress.format(ex.getRemoteAddress())).kv("name", w.name())
@@ -161,7 +161,7 @@ final class RestDiscovery implements HttpHandler {
         boolean denied = c.code() == Outcome.CloseCode.PERMISSION_DENIED;
         if (denied) {
           hub.metrics().streamDenied();
-          LOG.log(System.Logger.Level.WARNING, LogLine.of("stream_denied")
+          LOG.warn(LogLine.of("stream_denied")
               .kv("rest", ex.getRequestURI().getPath())
               .kv("node", stream.node() == null ? null : stream.node().getId())
               .kv("identity", stream.identity() == null ? "none" : stream.identity())

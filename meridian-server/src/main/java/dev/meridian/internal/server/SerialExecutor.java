@@ -14,7 +14,7 @@ import java.util.concurrent.RejectedExecutionException;
  * {@code ConcurrentLinkedQueue} also stored into its own object and into its long-lived last node.
  */
 final class SerialExecutor implements Executor {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server.SerialExecutor");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.SerialExecutor");
 
   private final Executor pool;
   private final Runnable drain = this::drain;
@@ -136,7 +136,7 @@ final class SerialExecutor implements Executor {
     try {
       task.run();
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "stream task failed", e);
+      LOG.error("stream task failed", e);
     }
   }
 }

@@ -34,7 +34,7 @@ import javax.net.ssl.TrustManager;
  * belong to its certificate, is logged and the previous material stays in use.
  */
 final class ServerTls {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server");
 
   /** Where the material is: PEM files; {@code clientCa} null: no client certificate is asked for. */
   record Files(Path cert, Path key, Path clientCa) {}
@@ -190,12 +190,12 @@ final class ServerTls {
       }
       lastFailed = null;
       onReload.accept(true);
-      LOG.log(System.Logger.Level.INFO, LogLine.of("tls_reload").kv("result", "ok")
+      LOG.info(LogLine.of("tls_reload").kv("result", "ok")
           .kv("cert", files.cert()).kv("not_after", next.chain().get(0).getNotAfter().toInstant())
           .toString());
     } catch (RuntimeException e) {
       // Never let a surprise end the scheduled re-reads: rotation must keep working.
-      LOG.log(System.Logger.Level.WARNING, LogLine.of("tls_reload").kv("result", "failed")
+      LOG.warn(LogLine.of("tls_reload").kv("result", "failed")
           .kv("serving", "previous certificates").kv("error", String.valueOf(e)).toString());
     }
   }
@@ -203,7 +203,7 @@ final class ServerTls {
   private void refused(String digest, String why) {
     lastFailed = digest;
     onReload.accept(false);
-    LOG.log(System.Logger.Level.WARNING, LogLine.of("tls_reload").kv("result", "failed")
+    LOG.warn(LogLine.of("tls_reload").kv("result", "failed")
         .kv("serving", "previous certificates").kv("error", why).toString());
   }
 

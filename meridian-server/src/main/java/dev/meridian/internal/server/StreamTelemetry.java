@@ -15,7 +15,7 @@ import java.util.Set;
  * handler calls it from the stream's serial executor, like the protocol core.
  */
 final class StreamTelemetry {
-  private static final System.Logger LOG = System.getLogger("dev.meridian.server.xds");
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.xds");
 
   private final Metrics metrics;
   private final Clock clock;
@@ -74,14 +74,14 @@ final class StreamTelemetry {
       pushStartedAt[type.ordinal()] = 0;
       metrics.pushLatency(type, System.nanoTime() - started);
     }
-    LOG.log(System.Logger.Level.DEBUG, () -> LogLine.of("ack").kv("stream", info.id())
+    LOG.atDebug().log(() -> LogLine.of("ack").kv("stream", info.id())
         .kv("type", type.abbreviation()).kv("version", version).toString());
   }
 
   void nacked(Nack nack, String group) {
     metrics.nack(nack.type());
     pushStartedAt[nack.type().ordinal()] = 0;
-    LOG.log(System.Logger.Level.WARNING, LogLine.of("nack")
+    LOG.warn(LogLine.of("nack")
         .kv("stream", info.id()).kv("node", nack.nodeId()).kv("group", group)
         .kv("peer", info.peer()).kv("type", nack.type().abbreviation())
         .kv("rejected_version", nack.rejectedVersion())
@@ -90,7 +90,7 @@ final class StreamTelemetry {
   }
 
   void ignored(ResourceType type, String reason) {
-    LOG.log(System.Logger.Level.DEBUG, () -> LogLine.of("ignored").kv("stream", info.id())
+    LOG.atDebug().log(() -> LogLine.of("ignored").kv("stream", info.id())
         .kv("type", type.abbreviation()).kv("reason", reason).toString());
   }
 
@@ -98,7 +98,7 @@ final class StreamTelemetry {
   void announce(Node node, String group) {
     if (!announced) {
       announced = true;
-      LOG.log(System.Logger.Level.INFO, LogLine.of("stream_open").kv("stream", info.id())
+      LOG.info(LogLine.of("stream_open").kv("stream", info.id())
           .kv("node", node == null ? null : node.getId())
           .kv("cluster", node == null ? null : node.getCluster())
           .kv("group", group).kv("peer", info.peer()).kv("identity", identity())
@@ -113,7 +113,7 @@ final class StreamTelemetry {
   /** The node claimed a group its identity may not have: the stream is refused (issue 20). */
   void denied(Node node, String message) {
     metrics.streamDenied();
-    LOG.log(System.Logger.Level.WARNING, LogLine.of("stream_denied").kv("stream", info.id())
+    LOG.warn(LogLine.of("stream_denied").kv("stream", info.id())
         .kv("node", node == null ? null : node.getId()).kv("identity", identity())
         .kv("peer", info.peer()).kv("reason", message).toString());
   }
@@ -121,7 +121,7 @@ final class StreamTelemetry {
   /** A Secret this stream asks for is withheld from it (issue 20). */
   void withheld(Node node, String group, ResourceType type, String name, String reason) {
     metrics.secretWithheld();
-    LOG.log(System.Logger.Level.WARNING, LogLine.of("secret_withheld").kv("stream", info.id())
+    LOG.warn(LogLine.of("secret_withheld").kv("stream", info.id())
         .kv("node", node == null ? null : node.getId()).kv("group", group)
         .kv("identity", identity()).kv("peer", info.peer()).kv("type", type.abbreviation())
         .kv("name", name).kv("reason", reason).toString());
@@ -132,7 +132,7 @@ final class StreamTelemetry {
     announce(node, group);
     requestedTypes.forEach(t -> metrics.typeReleased(info.variant(), t));
     requestedTypes.clear();
-    LOG.log(System.Logger.Level.INFO, LogLine.of("stream_close").kv("stream", info.id())
+    LOG.info(LogLine.of("stream_close").kv("stream", info.id())
         .kv("node", node == null ? null : node.getId()).kv("peer", info.peer())
         .kv("method", info.method())
         .kv("duration_ms", Duration.between(info.connectedSince(), clock.instant()).toMillis())
