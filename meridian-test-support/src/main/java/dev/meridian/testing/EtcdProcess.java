@@ -76,25 +76,32 @@ public final class EtcdProcess implements AutoCloseable {
 
   /** Starts a cluster of {@code size} members and waits until every one is healthy. */
   public static EtcdProcess cluster(int size, Tls tls) {
-    Path root;
-    try {
-      root = Files.createTempDirectory("meridian-etcd");
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    EtcdProcess etcd = new EtcdProcess(root, size, tls);
-    try {
-      for (Member m : etcd.members) {
-        etcd.launch(m);
+    // A free port is found by binding and releasing it; another process may take it before etcd
+    // binds it (other tests, a parallel build): then the whole cluster starts on fresh ports.
+    for (int attempt = 1; ; attempt++) {
+      Path root;
+      try {
+        root = Files.createTempDirectory("meridian-etcd");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
-      for (Member m : etcd.members) {
-        etcd.awaitHealthy(m);
+      EtcdProcess etcd = new EtcdProcess(root, size, tls);
+      try {
+        for (Member m : etcd.members) {
+          etcd.launch(m);
+        }
+        for (Member m : etcd.members) {
+          etcd.awaitHealthy(m);
+        }
+        return etcd;
+      } catch (RuntimeException e) {
+        etcd.close();
+        if (attempt >= 3 || e.getMessage() == null
+            || !e.getMessage().contains("address already in use")) {
+          throw e;
+        }
       }
-    } catch (RuntimeException e) {
-      etcd.close();
-      throw e;
     }
-    return etcd;
   }
 
   public List<Member> members() {
