@@ -81,6 +81,8 @@ public final class StaticState {
       "java.lang.String", "java.lang.Boolean", "java.lang.Character", "java.lang.Byte",
       "java.lang.Short", "java.lang.Integer", "java.lang.Long", "java.lang.Float",
       "java.lang.Double", "java.lang.Class", "java.lang.Enum", "java.lang.System$Logger",
+      // a logger: the logging backend's, process-wide by nature, holds no Meridian data
+      "org.slf4j.Logger",
       "java.lang.invoke.VarHandle", "java.lang.invoke.MethodHandle",
       "java.math.BigInteger", "java.math.BigDecimal", "java.util.regex.Pattern",
       "java.time.Duration", "java.time.Instant", "java.time.LocalDate", "java.time.LocalTime",
