@@ -112,14 +112,7 @@ class CliOpsTest {
 
   @Test
   void serveExitsZeroOnSigtermAfterEndingConnectedStreams() throws Exception {
-    Path file = dir.resolve("m.yaml");
-    Files.writeString(file, CONFIG);
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-        Main.class.getName(), "serve", "--config", file.toString(), "--xds-port", "0",
-        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s",
-        "--control-plane-id", "cli-replica")
-        .redirectErrorStream(true).start();
+    Process p = serve("--control-plane-id", "cli-replica");
     List<String> output = new ArrayList<>();
     try (BufferedReader out = new BufferedReader(
         new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
@@ -164,13 +157,7 @@ class CliOpsTest {
    */
   @Test
   void serveLogsJsonLinesAndTheLevelChangesAtRuntime() throws Exception {
-    Path file = dir.resolve("m.yaml");
-    Files.writeString(file, CONFIG);
-    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"),
-        Main.class.getName(), "serve", "--config", file.toString(), "--xds-port", "0",
-        "--http-port", "0", "--bind", "127.0.0.1", "--shutdown-timeout", "5s",
-        "--log-format", "json").redirectErrorStream(true).start();
+    Process p = serve("--log-format", "json");
     java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
     Thread reader = new Thread(() -> {
       try (BufferedReader out = new BufferedReader(
@@ -244,6 +231,19 @@ class CliOpsTest {
         p.destroyForcibly();
       }
     }
+  }
+
+  /** {@code meridian serve} on the test config in a process of its own, stderr into stdout. */
+  private Process serve(String... flags) throws java.io.IOException {
+    Path file = dir.resolve("m.yaml");
+    Files.writeString(file, CONFIG);
+    List<String> cmd = new ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Main.class.getName(), "serve",
+        "--config", file.toString(), "--xds-port", "0", "--http-port", "0",
+        "--bind", "127.0.0.1", "--shutdown-timeout", "5s"));
+    cmd.addAll(List.of(flags));
+    return new ProcessBuilder(cmd).redirectErrorStream(true).start();
   }
 
   private static void waitFor(java.util.function.BooleanSupplier c) {
