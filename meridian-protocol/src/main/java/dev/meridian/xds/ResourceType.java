@@ -96,6 +96,16 @@ public enum ResourceType {
     return nameOf.apply(resource);
   }
 
+  /** The type whose resources are messages of {@code messageClass} ({@code Cluster.class}, ...). */
+  public static Optional<ResourceType> fromMessageClass(Class<?> messageClass) {
+    for (ResourceType t : values()) {
+      if (t.messageClass().equals(messageClass)) {
+        return Optional.of(t);
+      }
+    }
+    return Optional.empty();
+  }
+
   public static Optional<ResourceType> fromTypeUrl(String typeUrl) {
     for (ResourceType t : values()) {
       if (t.typeUrl.equals(typeUrl)) {

@@ -161,14 +161,10 @@ public final class Change {
     }
 
     static ResourceType type(Class<?> messageClass) {
-      for (ResourceType t : ResourceType.values()) {
-        if (t.messageClass().equals(messageClass)) {
-          return t;
-        }
-      }
-      throw new IllegalArgumentException(messageClass.getName()
-          + " is not an xDS resource type (Listener, RouteConfiguration, ScopedRouteConfiguration,"
-          + " VirtualHost, Cluster, ClusterLoadAssignment, Secret, Runtime, TypedExtensionConfig)");
+      return ResourceType.fromMessageClass(messageClass).orElseThrow(() ->
+          new IllegalArgumentException(messageClass.getName() + " is not an xDS resource type "
+              + "(Listener, RouteConfiguration, ScopedRouteConfiguration, VirtualHost, Cluster, "
+              + "ClusterLoadAssignment, Secret, Runtime, TypedExtensionConfig)"));
     }
 
     static String name(String name) {

@@ -173,10 +173,10 @@ public final class Publisher {
   /** The resource for {@code op}: the one in force when its content is the same. */
   private XdsResource resource(XdsResource old, Change.Op op) {
     com.google.protobuf.Duration ttl = op.ttl() == null ? null
-        : com.google.protobuf.Duration.newBuilder().setSeconds(op.ttl().getSeconds())
-            .setNanos(op.ttl().getNano()).build();
+        : com.google.protobuf.util.Durations.fromNanos(op.ttl().toNanos());
+    // equals() is an identity check first: the very object published before costs nothing
     if (old != null && java.util.Objects.equals(old.ttl(), ttl)
-        && (old.message() == op.message() || old.message().equals(op.message()))) {
+        && old.message().equals(op.message())) {
       // The very object published before, or an equal one (an application that rebuilds its
       // whole config each time): equal messages, unknown fields included, serialize to the same
       // deterministic bytes, so nothing to serialize: it keeps its version.

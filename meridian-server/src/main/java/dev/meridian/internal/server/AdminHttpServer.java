@@ -189,15 +189,22 @@ final class AdminHttpServer implements AutoCloseable {
 
   /** The body of {@code /clients} (without a filter). */
   static String clientsJson(DiscoveryHub hub, ConfigSource store) throws Exception {
+    return pretty(clientsBody(hub, store, null));
+  }
+
+  /** What {@code /clients} shows: every stream the filter (null: none) selects, and the store. */
+  private static com.google.gson.JsonObject clientsBody(DiscoveryHub hub, ConfigSource store,
+      NodeMatcher filter) throws Exception {
     List<ClientStatus> statuses = hub.registry().statuses()
         .get(StreamRegistry.STATUS_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
-    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), null,
+    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), filter,
         hub.controlPlaneId());
     if (store != null) {
       body.add("config_source", AdminJson.store(store));
     }
-    return pretty(body);
+    return body;
   }
+
 
   /** The body of {@code /config_dump} (every group, every type). */
   static String configDumpJson(DiscoveryHub hub) {
@@ -282,18 +289,12 @@ final class AdminHttpServer implements AutoCloseable {
     Map<String, String> q = query(ex);
     NodeMatcher filter = q.containsKey("node_id") || q.containsKey("node_cluster")
         ? new NodeMatcher(q.get("node_id"), q.get("node_cluster")) : null;
-    List<ClientStatus> statuses;
+    com.google.gson.JsonObject body;
     try {
-      statuses = hub.registry().statuses()
-          .get(StreamRegistry.STATUS_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+      body = clientsBody(hub, store, filter);
     } catch (Exception e) {
       send(ex, 503, "stream status unavailable: " + e + "\n");
       return;
-    }
-    com.google.gson.JsonObject body = AdminJson.clients(statuses, hub.current(), filter,
-        hub.controlPlaneId());
-    if (store != null) {
-      body.add("config_source", AdminJson.store(store));
     }
     json(ex, body);
   }

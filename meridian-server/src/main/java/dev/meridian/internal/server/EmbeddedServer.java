@@ -56,6 +56,8 @@ public final class EmbeddedServer implements AutoCloseable {
   private final DiscoveryHub hub;
   private final ExecutorService streamPool;
   private final ScheduledExecutorService ticker;
+  /** CSDS over this hub: the service (on any server) and {@link #clientStatus} share it. */
+  private final CsdsService csds;
   private final HealthStatusManager health = new HealthStatusManager();
   private final AtomicBoolean closing = new AtomicBoolean();
   private final AtomicBoolean healthStopped = new AtomicBoolean();
@@ -73,6 +75,7 @@ public final class EmbeddedServer implements AutoCloseable {
       return t;
     });
     hub.fanOutOn(streamPool, threads);
+    this.csds = new CsdsService(hub, streamPool);
     this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "meridian-ticker");
       t.setDaemon(true);
@@ -136,7 +139,7 @@ public final class EmbeddedServer implements AutoCloseable {
 
   /** CSDS over the hub's streams; it shows every client's config, so the application guards it. */
   public ServerServiceDefinition csdsService() {
-    return ServerInterceptors.intercept(new CsdsService(hub, streamPool), new PeerAddress());
+    return ServerInterceptors.intercept(csds, new PeerAddress());
   }
 
   /** The standard gRPC health service: SERVING while {@link #isReady}. */
@@ -214,7 +217,6 @@ public final class EmbeddedServer implements AutoCloseable {
     }
     xdsServices().forEach(b::addService);
     b.addService(healthService());
-    CsdsService csds = new CsdsService(hub, streamPool);
     b.addService(tls != null && tls.requiresClientCertificates()
         ? ServerInterceptors.intercept(csds, new CsdsAccess(csdsIdentity), new PeerAddress())
         : ServerInterceptors.intercept(csds, new PeerAddress()));
@@ -271,7 +273,7 @@ public final class EmbeddedServer implements AutoCloseable {
 
   /** What CSDS answers to {@code request}. */
   public ClientStatusResponse clientStatus(ClientStatusRequest request) throws Exception {
-    return new CsdsService(hub, streamPool).answer(request)
+    return csds.answer(request)
         .get(StreamRegistry.STATUS_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
   }
 
