@@ -43,6 +43,18 @@ public final class ConfigLoader {
       "nodeCluster", "node_cluster", "identity", "identity");
 
   private Map<String, XdsResource> cache = new HashMap<>();
+  /** The last good load's YAML files as cut into resources, by file: reused for the same text. */
+  private Map<String, Outlined> outlines = new HashMap<>();
+  /** The current load's; they replace {@link #outlines} when it succeeds. */
+  private Map<String, Outlined> nextOutlines = new HashMap<>();
+
+  private record Outlined(byte[] bytes, String text, ConfigNode root) {}
+
+  /** Fewer new resources than this are built one by one: not worth waking other threads. */
+  private static final int PREBUILD_MIN = 64;
+  /** Resources the current load built in parallel ahead of its walk ({@code prebuild}). */
+  private final Map<String, XdsResource> prebuilt =
+      new java.util.concurrent.ConcurrentHashMap<>();
   /** The message types this loader's loads have read (the server keeps one loader). */
   private final MessageTypes types = new MessageTypes();
 
@@ -82,42 +94,102 @@ public final class ConfigLoader {
 
   /**
    * The config files at a path as read once (the watcher digests the same bytes it loads): each
-   * file's bytes, or why it could not be read.
+   * file's bytes, or why it could not be read; and how each was read, so that the next read can
+   * skip a file that has not changed since ({@link #read(Path, Contents)}).
    */
-  public record Contents(List<Path> files, Map<Path, byte[]> bytes, Map<Path, String> unreadable) {
+  public record Contents(List<Path> files, Map<Path, byte[]> bytes, Map<Path, String> unreadable,
+      Map<Path, FileRead> reads) {
+    public Contents(List<Path> files, Map<Path, byte[]> bytes, Map<Path, String> unreadable) {
+      this(files, bytes, unreadable, Map.of());
+    }
+
     /** SHA-256 over the names and bytes: equal for identical content. */
     public byte[] digest() {
-      try {
-        java.security.MessageDigest d = java.security.MessageDigest.getInstance("SHA-256");
-        for (Path p : files) {
-          d.update(p.toString().getBytes(StandardCharsets.UTF_8));
-          byte[] b = bytes.get(p);
-          d.update(b != null ? b : ("unreadable:" + unreadable.get(p)).getBytes(StandardCharsets.UTF_8));
-        }
-        return d.digest();
-      } catch (java.security.NoSuchAlgorithmException e) {
-        throw new IllegalStateException(e);
+      java.security.MessageDigest d = sha256();
+      for (Path p : files) {
+        d.update(p.toString().getBytes(StandardCharsets.UTF_8));
+        byte[] b = bytes.get(p);
+        FileRead r = reads.get(p);
+        d.update(b == null ? ("unreadable:" + unreadable.get(p)).getBytes(StandardCharsets.UTF_8)
+            : r != null && r.bytes() == b ? r.digest() : sha256().digest(b));
       }
+      return d.digest();
+    }
+  }
+
+  /**
+   * One file as read: its stamp just before, the wall-clock time of the read, its bytes and their
+   * SHA-256.
+   */
+  public record FileRead(FileStamp stamp, long readAtEpochNanos, byte[] bytes, byte[] digest) {}
+
+  /** A file's size, modification time, identity (inode) and symlink target. */
+  public record FileStamp(long size, long modifiedNanos, Object key, String link) {
+    /** The stamp of {@code p}, following symlinks (a ConfigMap's swapped link is a new file). */
+    public static FileStamp of(Path p) throws IOException {
+      java.nio.file.attribute.BasicFileAttributes a =
+          Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class);
+      return new FileStamp(a.size(), a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS),
+          a.fileKey(), Files.isSymbolicLink(p) ? p.toRealPath().toString() : null);
+    }
+  }
+
+  /**
+   * How long after its modification time a file's stamp is trusted to show every later write: a
+   * write within the file system's clock tick of the read may leave the stamp as it was (git's
+   * "racily clean" entries), so such a file is read again next time.
+   */
+  static final long RACY_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+
+  private static java.security.MessageDigest sha256() {
+    try {
+      return java.security.MessageDigest.getInstance("SHA-256");
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
     }
   }
 
   /** Reads the config files at {@code path}; a file that cannot be read is a problem of the load. */
   public static Contents read(Path path) throws ConfigException {
+    return read(path, null);
+  }
+
+  /**
+   * As {@link #read(Path)}, reading again only the files that changed since {@code previous}
+   * (issue 23: a directory reload costs the changed files): a file whose stamp (size,
+   * modification time, inode, link target) is the one it had when read, and which had not been
+   * modified within {@link #RACY_NANOS} of that read, keeps the bytes read then.
+   */
+  public static Contents read(Path path, Contents previous) throws ConfigException {
     List<Path> files = files(path);
     Map<Path, byte[]> bytes = new HashMap<>();
     Map<Path, String> unreadable = new HashMap<>();
+    Map<Path, FileRead> reads = new HashMap<>();
     for (Path f : files) {
       try {
-        bytes.put(f, Files.readAllBytes(f));
+        FileStamp stamp = FileStamp.of(f);
+        FileRead was = previous == null ? null : previous.reads().get(f);
+        if (was != null && was.stamp().equals(stamp)
+            && was.readAtEpochNanos() - stamp.modifiedNanos() > RACY_NANOS) {
+          bytes.put(f, was.bytes());
+          reads.put(f, was);
+          continue;
+        }
+        java.time.Instant now = java.time.Instant.now();
+        long readAt = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+        byte[] b = Files.readAllBytes(f);
+        bytes.put(f, b);
+        reads.put(f, new FileRead(stamp, readAt, b, sha256().digest(b)));
       } catch (IOException e) {
         unreadable.put(f, String.valueOf(e.getMessage()));
       }
     }
-    return new Contents(files, bytes, unreadable);
+    return new Contents(files, bytes, unreadable, reads);
   }
 
   public Loaded load(Contents contents) throws ConfigException {
     long started = System.nanoTime();
+    nextOutlines = new HashMap<>();
     List<Path> files = contents.files();
     Map<String, XdsResource> nextCache = new HashMap<>();
     List<String> problems = new ArrayList<>();
@@ -125,9 +197,17 @@ public final class ConfigLoader {
     GroupDraft defaults = new GroupDraft(ServedConfig.DEFAULT_GROUP, null, null, 0);
     List<SecretAccess.Rule> access = new ArrayList<>();
     for (Path file : files) {
+      FileReader reader = new FileReader(file.toString(), isJson(file), nextCache, problems,
+          defaults, groups, access);
+      byte[] b = contents.bytes().get(file);
+      Outlined same = outlines.get(file.toString());
+      if (same != null && same.bytes == b) {
+        nextOutlines.put(file.toString(), same); // the very bytes read last time: not decoded again
+        reader.read(same.root);
+        continue;
+      }
       String text;
       try {
-        byte[] b = contents.bytes().get(file);
         if (b == null) {
           throw new IOException(contents.unreadable().get(file));
         }
@@ -136,9 +216,10 @@ public final class ConfigLoader {
         problems.add(file + ": cannot read: " + e.getMessage());
         continue;
       }
-      new FileReader(file.toString(), isJson(file), nextCache, problems, defaults, groups, access)
-          .read(text);
+      reader.bytes = b;
+      reader.read(text);
     }
+    prebuilt.clear(); // left over only from resources the walk did not take (a duplicate)
     return assemble(files, defaults, groups.values(), access, nextCache, problems, started);
   }
 
@@ -157,6 +238,7 @@ public final class ConfigLoader {
       count += g.resources.size();
     }
     cache = nextCache;
+    outlines = nextOutlines;
     SecretAccess secretAccess = access.isEmpty() ? SecretAccess.NONE : new SecretAccess(access);
     if (secretAccess.equals(last.secretAccess())) {
       secretAccess = last.secretAccess(); // the same rules: streams keep their Secret views
@@ -178,6 +260,7 @@ public final class ConfigLoader {
   public Loaded loadStored(StoreLayout layout, Map<String, String> entries)
       throws ConfigException {
     long started = System.nanoTime();
+    nextOutlines = new HashMap<>();
     Map<String, XdsResource> nextCache = new HashMap<>();
     List<String> problems = new ArrayList<>();
     List<GroupDraft> groups = new ArrayList<>();
@@ -267,13 +350,16 @@ public final class ConfigLoader {
     return !n.startsWith(".") && (n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json"));
   }
 
+  /** Where a resource was defined; its line is read only when a duplicate needs it. */
+  private record Defined(String file, ConfigNode node) {}
+
   private static final class GroupDraft {
     final String name;
     final NodeMatcher matcher;
     final String origin;
     final int line;
     final List<XdsResource> resources = new ArrayList<>();
-    final Map<String, String> seen = new HashMap<>(); // "type name" → where first defined
+    final Map<String, Defined> seen = new HashMap<>(); // "type name" → where first defined
 
     GroupDraft(String name, NodeMatcher matcher, String origin, int line) {
       this.name = name;
@@ -293,6 +379,8 @@ public final class ConfigLoader {
     final GroupDraft defaults;
     final Map<String, GroupDraft> groups;
     final List<SecretAccess.Rule> access;
+    /** The file's bytes, when read from a file: the same array next time skips decoding. */
+    byte[] bytes;
 
     FileReader(String file, boolean json, Map<String, XdsResource> nextCache,
         List<String> problems, GroupDraft defaults, Map<String, GroupDraft> groups,
@@ -321,17 +409,25 @@ public final class ConfigLoader {
 
     void read(String text) {
       ConfigNode root;
+      Outlined last = outlines.get(file);
       try {
         // A .json file is strict JSON (RFC 8259), never read again as YAML (issue 18). A YAML
         // file that is strict JSON takes the same fast reader, with YAML's meaning.
-        root = json ? JsonConfig.readJson(text) : JsonConfig.readYamlAsJson(text);
-        if (root == null && !json) {
-          root = YamlTree.read(text);
-        }
+        root = last != null && last.text.equals(text) ? last.root
+            : json ? JsonConfig.readJson(text) : yaml(text);
       } catch (ConfigNode.Invalid e) {
         problem(e.line, e.column, e.getMessage());
         return;
       }
+      if (root != null && !YamlTree.isYamlTree(root)) {
+        // Kept for the next load while the text stays the same (not a whole YAML tree: a node
+        // per value of the file is more than an unchanged file is worth).
+        nextOutlines.put(file, new Outlined(bytes, text, root));
+      }
+      read(root);
+    }
+
+    void read(ConfigNode root) {
       if (root == null) {
         return; // an empty file contributes nothing
       }
@@ -339,6 +435,7 @@ public final class ConfigLoader {
         problem(root, "the top level must be a mapping with 'resources' and/or 'groups'");
         return;
       }
+      prebuild(root);
       for (ConfigNode.Entry t : root.entries()) {
         String key = t.key();
         if (key == null) {
@@ -354,6 +451,70 @@ public final class ConfigLoader {
           case "secret_access" -> readSecretAccess(t.value());
           default -> problem(t, "unknown top-level key '" + key + "' (expected one of "
               + TOP_LEVEL_KEYS + ")" + didYouMean(key, TOP_LEVEL_KEYS));
+        }
+      }
+    }
+
+    /**
+     * A YAML file's tree: as strict JSON if it is that, else cut into its resources' texts
+     * ({@link YamlOutline}; the same text as last time reuses that reading), else read whole.
+     */
+    ConfigNode yaml(String text) throws ConfigNode.Invalid {
+      ConfigNode root = JsonConfig.readYamlAsJson(text);
+      if (root == null) {
+        root = YamlOutline.read(text, key -> cache.containsKey(key) || nextCache.containsKey(key));
+      }
+      return root != null ? root : YamlTree.read(text);
+    }
+
+    /**
+     * Builds the file's new resources on every core before the walk below takes them in order:
+     * a file whose every resource changed (or a first load) reads in a fraction of the time. A
+     * resource with a problem is left for the walk, which reports it where it stands.
+     */
+    void prebuild(ConfigNode root) {
+      List<ConfigNode> fresh = new ArrayList<>();
+      for (ConfigNode.Entry t : root.entries()) {
+        if ("resources".equals(t.key())) {
+          collectNew(t.value(), fresh);
+        } else if ("groups".equals(t.key())) {
+          for (ConfigNode g : t.value().items()) {
+            for (ConfigNode.Entry ge : g.entries()) {
+              if ("resources".equals(ge.key())) {
+                collectNew(ge.value(), fresh);
+              }
+            }
+          }
+        }
+      }
+      if (fresh.size() < PREBUILD_MIN) {
+        return;
+      }
+      fresh.parallelStream().forEach(r -> {
+        try {
+          String key = r.resourceKey();
+          XdsResource resource = new FileReader(file, json, new HashMap<>(2),
+              new ArrayList<>(), defaults, Map.of(), new ArrayList<>()).build(key, r.tree(), "");
+          if (resource != null) {
+            prebuilt.put(key, resource);
+          }
+        } catch (RuntimeException e) {
+          // the walk meets the same resource and deals with it as it always has
+        }
+      });
+    }
+
+    private void collectNew(ConfigNode list, List<ConfigNode> into) {
+      Set<String> seen = new java.util.HashSet<>();
+      for (ConfigNode r : list.items()) {
+        String key;
+        try {
+          key = r.resourceKey();
+        } catch (RuntimeException e) {
+          continue; // left to the walk
+        }
+        if (!cache.containsKey(key) && !nextCache.containsKey(key) && seen.add(key)) {
+          into.add(r);
         }
       }
     }
@@ -607,11 +768,12 @@ public final class ConfigLoader {
           continue;
         }
         String key = resource.type().name() + " " + resource.name();
-        String first = into.seen.putIfAbsent(key, file + ":" + r.line());
+        Defined first = into.seen.putIfAbsent(key, new Defined(file, r));
         if (first != null) {
           problem(r, at + " (" + resource.type().typeUrl() + " '" + resource.name()
               + "'): duplicate name within " + (into.matcher == null ? "the default resources"
-                  : "group '" + into.name + "'") + " (first defined at " + first + ")");
+                  : "group '" + into.name + "'") + " (first defined at " + first.file + ":"
+              + first.node.line() + ")");
           continue;
         }
         into.resources.add(resource);
@@ -630,6 +792,9 @@ public final class ConfigLoader {
       XdsResource cached = cache.get(cacheKey);
       if (cached == null) {
         cached = nextCache.get(cacheKey);
+      }
+      if (cached == null) {
+        cached = prebuilt.remove(cacheKey);
       }
       if (cached != null) {
         nextCache.put(cacheKey, cached);

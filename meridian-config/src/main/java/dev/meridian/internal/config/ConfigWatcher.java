@@ -11,7 +11,6 @@ import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,6 +69,8 @@ public final class ConfigWatcher implements AutoCloseable {
   private byte[] appliedDigest = new byte[0];
   /** The digest of the failed content last reported: reported once, not on every stamp change. */
   private byte[] reportedDigest = new byte[0];
+  /** The files as last read: the next read reads only the files changed since. */
+  private ConfigLoader.Contents lastRead;
   /** Bytes read but not yet stable long enough to apply; null when nothing changed. */
   private Pending pending;
   /** A config file was written under its name since the last settled change. */
@@ -115,6 +116,7 @@ public final class ConfigWatcher implements AutoCloseable {
   ConfigLoader.Loaded loadFirst() throws ConfigException {
     lastStamp = stamp();
     ConfigLoader.Contents contents = ConfigLoader.read(path);
+    lastRead = contents;
     applied = loader.load(contents);
     appliedFilled = Emptying.filled(contents);
     appliedDigest = contents.digest();
@@ -173,7 +175,10 @@ public final class ConfigWatcher implements AutoCloseable {
       writtenInPlace = false; // late events of a settled write: nothing to wait for
       return IDLE;
     }
-    Pending seen = Pending.read(path, stamp, now);
+    Pending seen = Pending.read(path, lastRead, stamp, now);
+    if (seen.contents != null) {
+      lastRead = seen.contents;
+    }
     if (pending == null || !pending.sameBytes(seen)) {
       // Written in place: seen by its events, or (without them) by a file that kept its identity.
       seen.inPlace = writtenInPlace || pending != null && pending.inPlace
@@ -268,9 +273,10 @@ public final class ConfigWatcher implements AutoCloseable {
       this.digest = digest;
     }
 
-    static Pending read(Path path, Stamp stamp, long now) {
+    static Pending read(Path path, ConfigLoader.Contents previous, Stamp stamp, long now) {
       try {
-        ConfigLoader.Contents c = ConfigLoader.read(path); // read once: digested and loaded
+        // Read once, digested and loaded; a file unchanged since the last read is not read again.
+        ConfigLoader.Contents c = ConfigLoader.read(path, previous);
         return new Pending(stamp, now, c, null, c.digest());
       } catch (ConfigException e) {
         byte[] d = ("error:" + e.getMessage()).getBytes(StandardCharsets.UTF_8);
@@ -287,11 +293,8 @@ public final class ConfigWatcher implements AutoCloseable {
     }
   }
 
-  /** One config file's size, modification time, identity (inode) and link target. */
-  record FileStamp(long size, long modifiedNanos, Object key, String link) {}
-
   /** The config files' stamps, or why they could not be listed. */
-  record Stamp(Map<Path, FileStamp> files, String error) {
+  record Stamp(Map<Path, ConfigLoader.FileStamp> files, String error) {
     static final Stamp NONE = new Stamp(Map.of(), "none");
 
     /**
@@ -299,9 +302,9 @@ public final class ConfigWatcher implements AutoCloseable {
      * another. Without identities (some file systems) every change counts as written in place.
      */
     boolean changedInPlace(Stamp before) {
-      for (Map.Entry<Path, FileStamp> e : files.entrySet()) {
-        FileStamp was = before.files.get(e.getKey());
-        FileStamp now = e.getValue();
+      for (Map.Entry<Path, ConfigLoader.FileStamp> e : files.entrySet()) {
+        ConfigLoader.FileStamp was = before.files.get(e.getKey());
+        ConfigLoader.FileStamp now = e.getValue();
         if (was != null && !was.equals(now) && (now.key() == null || now.key().equals(was.key()))) {
           return true;
         }
@@ -311,12 +314,10 @@ public final class ConfigWatcher implements AutoCloseable {
   }
 
   private Stamp stamp() {
-    Map<Path, FileStamp> files = new LinkedHashMap<>();
+    Map<Path, ConfigLoader.FileStamp> files = new LinkedHashMap<>();
     try {
       for (Path p : ConfigLoader.files(path)) {
-        BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
-        files.put(p, new FileStamp(a.size(), a.lastModifiedTime().to(TimeUnit.NANOSECONDS),
-            a.fileKey(), Files.isSymbolicLink(p) ? p.toRealPath().toString() : null));
+        files.put(p, ConfigLoader.FileStamp.of(p));
       }
     } catch (ConfigException | IOException e) {
       return new Stamp(Map.of(), String.valueOf(e.getMessage()));

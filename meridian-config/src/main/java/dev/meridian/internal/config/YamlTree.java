@@ -34,6 +34,72 @@ final class YamlTree {
 
   /** The file's tree, or null for a file without a document (empty, or only comments). */
   static ConfigNode read(String text) throws ConfigNode.Invalid {
+    return compose(text).map(n -> (ConfigNode) new YamlNode(n, 0)).orElse(null);
+  }
+
+  /** Whether {@code node} was read by this reader (the whole file, or one element). */
+  static boolean isYamlTree(ConfigNode node) {
+    return node instanceof YamlNode;
+  }
+
+  /**
+   * The one element of a block sequence cut from a file ({@link YamlOutline}): {@code text} holds
+   * the lines of {@code - ...} and its content as they stand in the file, starting at its 0-based
+   * line {@code lineOffset}, so positions read as in the file. Null unless the text is exactly one
+   * element without anchors (an alias reaches outside its element: only the whole file says what
+   * it means) or it is not valid YAML by itself: the caller then reads the whole file.
+   */
+  static ConfigNode readElement(String text, int lineOffset) {
+    List<ConfigNode> one = readElements(text, lineOffset, 1);
+    return one == null ? null : one.get(0);
+  }
+
+  /**
+   * As {@link #readElement}, for {@code count} consecutive elements of one sequence at once (one
+   * parser for many small texts); null unless the text is exactly that many anchor-free elements.
+   */
+  static List<ConfigNode> readElements(String text, int lineOffset, int count) {
+    Optional<Node> root;
+    try {
+      root = compose(text);
+    } catch (ConfigNode.Invalid e) {
+      return null;
+    }
+    if (root.isEmpty() || !(root.get() instanceof SequenceNode s) || s.getValue().size() != count
+        || s.getAnchor().isPresent()) {
+      return null;
+    }
+    List<ConfigNode> out = new ArrayList<>(count);
+    for (Node n : s.getValue()) {
+      if (hasAnchor(n, 0)) {
+        return null;
+      }
+      out.add(new YamlNode(n, lineOffset));
+    }
+    return out;
+  }
+
+  private static boolean hasAnchor(Node n, int depth) {
+    if (n.getAnchor().isPresent() || depth > 1000) {
+      return true;
+    }
+    if (n instanceof MappingNode m) {
+      for (NodeTuple t : m.getValue()) {
+        if (hasAnchor(t.getKeyNode(), depth + 1) || hasAnchor(t.getValueNode(), depth + 1)) {
+          return true;
+        }
+      }
+    } else if (n instanceof SequenceNode s) {
+      for (Node item : s.getValue()) {
+        if (hasAnchor(item, depth + 1)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static Optional<Node> compose(String text) throws ConfigNode.Invalid {
     LoadSettings settings = LoadSettings.builder()
         .setSchema(SCHEMA)
         .setAllowDuplicateKeys(false)
@@ -41,9 +107,8 @@ final class YamlTree {
         .setMaxAliasesForCollections(50)
         .setCodePointLimit(256 * 1024 * 1024)
         .build();
-    Optional<Node> root;
     try {
-      root = new Compose(settings).composeString(text);
+      return new Compose(settings).composeString(text);
     } catch (MarkedYamlEngineException e) {
       Mark mark = e.getProblemMark().or(e::getContextMark).orElse(null);
       throw new ConfigNode.Invalid(mark != null ? mark.getLine() + 1 : 1,
@@ -52,7 +117,6 @@ final class YamlTree {
     } catch (YamlEngineException e) {
       throw new ConfigNode.Invalid(1, 1, "invalid YAML: " + e.getMessage());
     }
-    return root.map(YamlNode::new).orElse(null);
   }
 
   /**
@@ -87,11 +151,14 @@ final class YamlTree {
 
   private static final class YamlNode extends ConfigNode {
     final Node node;
+    /** Lines before the text this node was read from (an element read apart from its file). */
+    final int lineOffset;
     List<Entry> entries;
     List<ConfigNode> items;
 
-    YamlNode(Node node) {
+    YamlNode(Node node, int lineOffset) {
       this.node = node;
+      this.lineOffset = lineOffset;
     }
 
     @Override
@@ -107,7 +174,7 @@ final class YamlTree {
 
     @Override
     int line() {
-      return node.getStartMark().map(m -> m.getLine() + 1).orElse(1);
+      return node.getStartMark().map(m -> m.getLine() + 1).orElse(1) + lineOffset;
     }
 
     @Override
@@ -126,9 +193,9 @@ final class YamlTree {
       List<Entry> out = new ArrayList<>(m.getValue().size());
       for (NodeTuple t : m.getValue()) {
         Node k = t.getKeyNode();
-        YamlNode key = new YamlNode(k);
+        YamlNode key = new YamlNode(k, lineOffset);
         out.add(new Entry(k instanceof ScalarNode s ? s.getValue() : null, key.line(), key.column(),
-            new YamlNode(t.getValueNode())));
+            new YamlNode(t.getValueNode(), lineOffset)));
       }
       return entries = out;
     }
@@ -143,7 +210,7 @@ final class YamlTree {
       }
       List<ConfigNode> out = new ArrayList<>(s.getValue().size());
       for (Node n : s.getValue()) {
-        out.add(new YamlNode(n));
+        out.add(new YamlNode(n, lineOffset));
       }
       return items = out;
     }
