@@ -54,7 +54,8 @@ public final class Growth {
                                      passed on to the LoadGenerator unless given
         Any other --flag value goes to every LoadGenerator as is (e.g. --config-format json,
         --timeout 120, --server-jvm "-Xmx10g -XX:+UseG1GC", --out rows.md). Each fleet runs
-        --event connect,one-endpoint in a fresh load generator JVM and server.
+        --event connect,one-endpoint in a fresh load generator JVM and server; with --repeat N
+        the table takes each event's last measured run (--out has them all).
         """;
   }
 
@@ -181,7 +182,7 @@ public final class Growth {
 
   static final String TABLE_HEADER = "| series | fleet (clients × clusters) | connect p99 "
       + "| one-change p99 | server CPU s, connect / one-change "
-      + "| load generator CPU s, connect / one-change | peak RSS "
+      + "| load generator CPU s, connect / one-change | server peak RSS "
       + "| server's share of the machine, connect / one-change |\n"
       + "|---|---|---:|---:|---:|---:|---:|---:|";
 
@@ -229,7 +230,7 @@ public final class Growth {
           r -> r.connect() == null ? Double.NaN : r.connect().loadgenCpuS() * 1000),
       new Quantity("server CPU, one change", "CPU-ms",
           r -> r.oneChange() == null ? Double.NaN : r.oneChange().serverCpuS() * 1000),
-      new Quantity("peak RSS", "KiB", r -> r.peakRss() < 0 ? Double.NaN : r.peakRss() / 1024.0));
+      new Quantity("server peak RSS", "KiB", r -> r.peakRss() < 0 ? Double.NaN : r.peakRss() / 1024.0));
 
   static final String FIT_HEADER = "| series | quantity | cost of one more | fixed part | R² "
       + "| power-law exponent | marginal cost, last half / first half | growth |\n"

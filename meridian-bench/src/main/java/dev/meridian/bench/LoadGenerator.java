@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Fan-out load generator: starts the server under test in its own JVM (Meridian from
- * {@code meridian.jar} on a config file, Meridian embedded through its publisher API by {@link
+ * {@code meridian.jar} on a config file, block-style YAML by default, Meridian embedded through its publisher API by {@link
  * EmbeddedServerMain}, or java-control-plane 1.0.49 through {@link JcpServer}), connects N ADS
  * clients over loopback (one HTTP/2 connection each, plaintext or with {@code --tls true} mTLS, a
  * small shared event loop), then for each event measures the time until every client has the new
@@ -556,8 +556,9 @@ public final class LoadGenerator {
             throw new IllegalStateException("the first event must be connect");
           }
           awaitQuiet(proc.pid());
-          Result r = measure(serverLabel(server, opts.get("config-format")), opts.get("variant"), clusters, clients, label, goal, expect, k,
-              trigger, fleetClients, proc, httpPort, timeoutMs);
+          Result r = measure(serverLabel(server, opts.get("config-format")), opts.get("variant"),
+              clusters, clients, label, goal, expect, k, trigger, fleetClients, proc, httpPort,
+              timeoutMs);
           if (measured) {
             results.add(r);
           }

@@ -134,7 +134,7 @@ class GrowthTest {
     assertThat(fits).startsWith(Growth.FIT_HEADER);
     assertThat(fits).contains("| clients (100 clusters) | connect p99 | 0.5000 ms per client | 200 ms "
         + "| 1.000 | ");
-    assertThat(fits).contains("| clients (100 clusters) | peak RSS | 12.0 KiB per client | ");
+    assertThat(fits).contains("| clients (100 clusters) | server peak RSS | 12.0 KiB per client | ");
     assertThat(fits.lines().filter(l -> l.contains("| server CPU, connect |")).findFirst()
         .orElseThrow()).contains("| 2.00 | ").endsWith("**worse than linear**: exponent 2.00 > 1.15, "
         + "marginal cost ×5.0 from the first half to the last |");
