@@ -152,7 +152,8 @@ public final class Growth {
       ssRes += e * e;
       ssTot += (p[1] - mean) * (p[1] - mean);
     }
-    double r2 = ssTot == 0 ? Double.NaN : 1 - ssRes / ssTot;
+    // Two points always fit a line: an R² of 1 would say nothing.
+    double r2 = ssTot == 0 || n < 3 ? Double.NaN : 1 - ssRes / ssTot;
     List<double[]> logs = pts.stream().filter(p -> p[0] > 0 && p[1] > 0)
         .map(p -> new double[] {Math.log(p[0]), Math.log(p[1])}).toList();
     double exponent = logs.size() < 2 ? Double.NaN : line(logs)[1];
@@ -257,7 +258,7 @@ public final class Growth {
     if (!Double.isFinite(v)) {
       return "-";
     }
-    double a = Math.abs(v);
+    double a = Math.abs(v) * (1 + 1e-9); // 0.9999999999 is 1.00, not 1.0000
     String f = a >= 100 ? "%,.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : a >= 0.001 ? "%.4f" : "%.3g";
     return String.format(Locale.ROOT, f, v);
   }

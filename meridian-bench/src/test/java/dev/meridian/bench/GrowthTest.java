@@ -77,6 +77,24 @@ class GrowthTest {
   }
 
   @Test
+  void twoFleetsGiveASlopeButNoR2SinceAnyTwoPointsFitALine() {
+    Growth.Fit f = Growth.fit(new double[] {10, 20}, new double[] {1, 5});
+
+    assertThat(f.slope()).isCloseTo(0.4, within(1e-12));
+    assertThat(f.r2()).isNaN();
+    assertThat(f.halfRatio()).isNaN();
+  }
+
+  @Test
+  void figuresKeepAboutThreeSignificantDigits() {
+    assertThat(Growth.num(0.99999999999)).isEqualTo("1.00");
+    assertThat(Growth.num(0.5)).isEqualTo("0.5000");
+    assertThat(Growth.num(12.04)).isEqualTo("12.0");
+    assertThat(Growth.num(-1339.4)).isEqualTo("-1,339");
+    assertThat(Growth.num(Double.NaN)).isEqualTo("-");
+  }
+
+  @Test
   void oneFleetCannotBeFitted() {
     Growth.Fit f = Growth.fit(new double[] {1000}, new double[] {5});
 
