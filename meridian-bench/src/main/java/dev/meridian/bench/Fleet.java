@@ -140,11 +140,18 @@ public final class Fleet {
     return tmp;
   }
 
-  /**
-   * Writes the same resources as a YAML config the way a user writes one (docs/config.md): one
-   * {@code "@type"} entry per resource, block style, flow style for the short nested maps.
-   */
+  /** Writes the YAML config atomically: {@link #prepareMeridianYaml}, then rename. */
   public void writeMeridianYaml(Path file) {
+    commitMeridianConfig(prepareMeridianYaml(file), file);
+  }
+
+  /**
+   * Writes the same resources as a YAML config the way a user writes one (docs/config.md,
+   * examples/quickstart.yaml): one {@code - "@type": ...} item per resource, nested mappings in
+   * block style, 2-space indent, next to {@code file}; returns it. Issue 23: measure what users
+   * run, not a strict-JSON file that parses faster.
+   */
+  public Path prepareMeridianYaml(Path file) {
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
       w.write("# " + clusters + " EDS clusters with " + endpoints
@@ -157,21 +164,28 @@ public final class Fleet {
                 connect_timeout: %ds
                 lb_policy: ROUND_ROBIN
                 eds_cluster_config:
-                  eds_config: { ads: {}, resource_api_version: V3 }
+                  eds_config:
+                    ads: {}
+                    resource_api_version: V3
               - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
                 cluster_name: %s
                 endpoints:
                   - lb_endpoints:
             """.formatted(name(i), clusterGen, name(i)));
         for (int e = 0; e < endpoints; e++) {
-          w.write("          - endpoint: { address: { socket_address: { address: "
-              + address(i, e) + ", port_value: " + portFor(endpointGen[i]) + " } } }\n");
+          w.write("""
+                        - endpoint:
+                            address:
+                              socket_address:
+                                address: %s
+                                port_value: %d
+              """.formatted(address(i, e), portFor(endpointGen[i])));
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    commitMeridianConfig(tmp, file);
+    return tmp;
   }
 
   private static String address(int i, int e) {

@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Fan-out load generator: starts the server under test in its own JVM (Meridian from
- * {@code meridian.jar} on a config file, Meridian embedded through its publisher API by {@link
+ * {@code meridian.jar} on a config file, block-style YAML by default, Meridian embedded through its publisher API by {@link
  * EmbeddedServerMain}, or java-control-plane 1.0.49 through {@link JcpServer}), connects N ADS
  * clients over loopback (one HTTP/2 connection each, plaintext or with {@code --tls true} mTLS, a
  * small shared event loop), then for each event measures the time until every client has the new
@@ -50,7 +50,7 @@ public final class LoadGenerator {
   public record Result(String server, String transport, String variant, int clusters, int clients,
       String event, int reached, Stats latencyMs, double bytesPerClient, double responsesPerClient,
       double cpuSeconds, long peakRssBytes, long maxRssBytes, GcLog.Pauses gc,
-      long serializations, int mismatches, double generatorCpuSeconds) {
+      long serializations, int mismatches, double generatorCpuSeconds, double wallSeconds) {
     String row() {
       return String.format(Locale.ROOT,
           "| %s | %s | %,d | %,d | %s | %s | %d/%d | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s |",
@@ -60,6 +60,24 @@ public final class LoadGenerator {
           responsesPerClient, cpuSeconds, generatorCpuSeconds, size(maxRssBytes), size(peakRssBytes), gc,
           serializations < 0 ? "n/a" : Long.toString(serializations));
     }
+
+    /**
+     * One tab-separated line of raw figures for {@link Growth} (the markdown row rounds them):
+     * server, variant, clusters, clients, bare event, reached, p99 ms, server CPU s, load
+     * generator CPU s, peak RSS bytes, wall s of the CPU window.
+     */
+    String raw() {
+      return String.join("\t", server, variant, Integer.toString(clusters),
+          Integer.toString(clients), event.split(" ")[0], Integer.toString(reached),
+          Double.toString(latencyMs.percentile(99)), Double.toString(cpuSeconds),
+          Double.toString(generatorCpuSeconds), Long.toString(peakRssBytes),
+          Double.toString(wallSeconds));
+    }
+  }
+
+  /** The server column: Meridian's file-based server names its config file's format. */
+  static String serverLabel(String server, String configFormat) {
+    return server.equals("meridian") ? server + " (" + configFormat + ")" : server;
   }
 
   static final String HEADER = "| server | transport | clusters | clients | variant | event | reached | min "
@@ -101,6 +119,11 @@ public final class LoadGenerator {
                                      over it; Meridian embedded (EmbeddedServerMain: the public
                                      API only), each event a Publisher call in that process,
                                      timed from the command that triggers it; or JCP
+          --config-format yaml|json  meridian: the config file 'serve' reads, for every event
+                                     and restart (default yaml): block-style YAML as people
+                                     write it, or strict JSON (one resource a line); written
+                                     to a temp file, renamed over the config (mv), timed from
+                                     the rename. The server column says which
           --clients N                ADS clients, one HTTP/2 connection each (default 100)
           --clusters N               EDS clusters, one endpoint set each (default 1000)
           --endpoints N              endpoints per set (default 2)
@@ -116,7 +139,7 @@ public final class LoadGenerator {
           --event connect|all-clusters|one-endpoint|all   (default all: the three in order;
                                      a comma list runs those in order, connect first)
                   | restart          alone: the clients start first and retry; then the real
-                                     launcher starts 'serve' on a YAML config of the fleet;
+                                     launcher starts 'serve' on the fleet's config file;
                                      measured from the process start until each client holds
                                      every cluster and endpoint set (--meridian-args "--fleet"
                                      or "" for with or without fleet tuning)
@@ -161,6 +184,8 @@ public final class LoadGenerator {
           --work-dir PATH            config, logs, GC logs (default target/bench-run)
           --out FILE                 append the result rows (markdown) to FILE, warm-up runs
                                      included (labelled)
+          --raw FILE                 append the measured runs' raw figures to FILE, one
+                                     tab-separated line each (what Growth reads)
         """;
   }
 
@@ -175,6 +200,7 @@ public final class LoadGenerator {
     opts.put("endpoints", "2");
     opts.put("variant", "sotw");
     opts.put("tls", "false");
+    opts.put("config-format", "yaml");
     opts.put("event", "all");
     opts.put("timeout", "300");
     opts.put("settle-ms", "1000");
@@ -203,7 +229,7 @@ public final class LoadGenerator {
         System.exit(0);
       }
       if (!args[i].startsWith("--") || i + 1 >= args.length || !opts.containsKey(args[i].substring(2))
-          && !args[i].equals("--out")) {
+          && !args[i].equals("--out") && !args[i].equals("--raw")) {
         System.err.print("bad argument " + args[i] + "\n" + usage());
         System.exit(2);
       }
@@ -343,6 +369,9 @@ public final class LoadGenerator {
         throw new IllegalArgumentException("--" + flag + " true|false");
       }
     }
+    if (!List.of("yaml", "json").contains(opts.get("config-format"))) {
+      throw new IllegalArgumentException("--config-format yaml|json");
+    }
     if (opts.get("tls").equals("true")) {
       // Made before any server starts; the generator's warm-up pass uses it too.
       tls = BenchTls.create(Path.of(opts.get("work-dir")).toAbsolutePath().resolve("tls"));
@@ -385,6 +414,12 @@ public final class LoadGenerator {
       StringBuilder rows = new StringBuilder();
       every.forEach(r -> rows.append(r.row()).append('\n'));
       Files.writeString(Path.of(opts.get("out")), rows, StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
+    }
+    if (opts.containsKey("raw")) {
+      StringBuilder lines = new StringBuilder();
+      results.forEach(r -> lines.append(r.raw()).append('\n'));
+      Files.writeString(Path.of(opts.get("raw")), lines, StandardOpenOption.CREATE,
           StandardOpenOption.APPEND);
     }
     return results;
@@ -432,9 +467,10 @@ public final class LoadGenerator {
       cmd.addAll(1, jit);
     }
     cmd.add("-Xlog:gc:file=" + gcLog);
-    Path config = work.resolve("config-" + tag + ".json");
+    boolean yaml = opts.get("config-format").equals("yaml");
+    Path config = work.resolve("config-" + tag + (yaml ? ".yaml" : ".json"));
     if (meridian) {
-      fleet.writeMeridianConfig(config);
+      Fleet.commitMeridianConfig(prepare(fleet, config), config);
       cmd.addAll(List.of("-cp", opts.get("meridian-jar"), "dev.meridian.cli.Main",
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
           "--xds-port", Integer.toString(port), "--http-port", Integer.toString(httpPort)));
@@ -520,8 +556,9 @@ public final class LoadGenerator {
             throw new IllegalStateException("the first event must be connect");
           }
           awaitQuiet(proc.pid());
-          Result r = measure(server, opts.get("variant"), clusters, clients, label, goal, expect, k,
-              trigger, fleetClients, proc, httpPort, timeoutMs);
+          Result r = measure(serverLabel(server, opts.get("config-format")), opts.get("variant"),
+              clusters, clients, label, goal, expect, k, trigger, fleetClients, proc, httpPort,
+              timeoutMs);
           if (measured) {
             results.add(r);
           }
@@ -561,8 +598,10 @@ public final class LoadGenerator {
     Path gcLog = work.resolve("gc-" + tag + ".log");
     Path log = work.resolve("server-" + tag + ".log");
     Files.deleteIfExists(gcLog);
-    Path config = work.resolve("fleet-" + clusters + ".yaml");
-    new Fleet(clusters, intOpt("endpoints")).writeMeridianYaml(config);
+    String format = opts.get("config-format");
+    Path config = work.resolve("fleet-" + clusters + "." + format);
+    Fleet restartFleet = new Fleet(clusters, intOpt("endpoints"));
+    Fleet.commitMeridianConfig(prepare(restartFleet, config), config);
     int port = freePort();
     List<String> cmd = new ArrayList<>(List.of(opts.get("launcher"), "serve",
         "--config", config.toString(), "--bind", "127.0.0.1",
@@ -574,7 +613,8 @@ public final class LoadGenerator {
     // Passed as a user's own flags: after whatever the launcher adds.
     Map<String, String> env = Map.of("MERIDIAN_JAVA_OPTS",
         (opts.get("server-jvm") + " -Xlog:gc:file=" + gcLog).trim());
-    String server = "./meridian serve" + (serveArgs.isEmpty() ? "" : " " + serveArgs);
+    String server = "./meridian serve" + (serveArgs.isEmpty() ? "" : " " + serveArgs) + " ("
+        + format + ")";
     boolean epoll = opts.get("client-transport").equals("epoll");
     EventLoopGroup group = epoll ? new EpollEventLoopGroup(intOpt("event-loop-threads"))
         : new NioEventLoopGroup(intOpt("event-loop-threads"));
@@ -610,7 +650,7 @@ public final class LoadGenerator {
       ServerProcess p = proc;
       Runtime.getRuntime().addShutdownHook(new Thread(p.process::destroyForcibly));
       Result r = collect(server, opts.get("variant"), clusters, clients, label, fleetClients, proc,
-          intOpt("timeout") * 1000L, new Before(0, selfBefore, 0, 0));
+          intOpt("timeout") * 1000L, new Before(0, selfBefore, 0, 0, started));
       String serverLog = Files.readString(log);
       if (serverLog.contains("meridian: building")) {
         throw new IllegalStateException("the launcher built meridian.jar first; run again");
@@ -711,10 +751,16 @@ public final class LoadGenerator {
   private Runnable triggerFor(boolean meridian, ServerProcess proc, Fleet fleet, Path config,
       String command) {
     if (meridian) {
-      Path tmp = fleet.prepareMeridianConfig(config); // written before the clock starts
+      Path tmp = prepare(fleet, config); // written before the clock starts
       return () -> Fleet.commitMeridianConfig(tmp, config);
     }
     return () -> proc.stdin.println(command);
+  }
+
+  /** Writes the fleet's config in --config-format next to {@code config}; returns the temp file. */
+  private Path prepare(Fleet fleet, Path config) {
+    return opts.get("config-format").equals("yaml") ? fleet.prepareMeridianYaml(config)
+        : fleet.prepareMeridianConfig(config);
   }
 
   private Result measure(String server, String variant, int clusters, int clientCount, String event,
@@ -734,17 +780,17 @@ public final class LoadGenerator {
     }
     trigger.run();
     Result r = collect(server, variant, clusters, clientCount, event, clients, proc, timeoutMs,
-        new Before(cpuBefore, selfBefore, gcBefore, maxRss));
+        new Before(cpuBefore, selfBefore, gcBefore, maxRss, t0));
     long serialAfter = serializations(httpPort);
     return new Result(r.server(), r.transport(), r.variant(), r.clusters(), r.clients(), r.event(),
         r.reached(), r.latencyMs(), r.bytesPerClient(), r.responsesPerClient(), r.cpuSeconds(),
         r.peakRssBytes(), r.maxRssBytes(), r.gc(),
         serialBefore >= 0 && serialAfter >= 0 ? serialAfter - serialBefore : -1,
-        r.mismatches(), r.generatorCpuSeconds());
+        r.mismatches(), r.generatorCpuSeconds(), r.wallSeconds());
   }
 
-  /** The server's and the load generator's figures when an event began. */
-  private record Before(double cpu, double selfCpu, int gcLines, long maxRss) {}
+  /** The server's and the load generator's figures when an event began, and when (nanoTime). */
+  private record Before(double cpu, double selfCpu, int gcLines, long maxRss, long nanos) {}
 
   /**
    * Waits (bounded) until every client reached its goal, then until the fleet is quiet, and
@@ -797,6 +843,7 @@ public final class LoadGenerator {
     }
     double cpu = ProcStats.cpuSeconds(pid) - before.cpu();
     double selfCpu = ProcStats.cpuSeconds(self) - before.selfCpu();
+    double wall = (System.nanoTime() - before.nanos()) / 1e9; // the window both CPUs cover
     List<String> gcLines = GcLog.lines(proc.gcLog);
     GcLog.Pauses gc = GcLog.summarize(gcLines.subList(Math.min(before.gcLines(), gcLines.size()),
         gcLines.size()));
@@ -815,7 +862,7 @@ public final class LoadGenerator {
     }
     return new Result(server, transport(tls != null), variant, clusters, clientCount, event,
         lat.length, new Stats(lat), bytes, responses, cpu, ProcStats.peakRss(pid), maxRss, gc, -1,
-        mismatches, selfCpu);
+        mismatches, selfCpu, wall);
   }
 
   /**

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The fleet's YAML config (the restart mode's, as users write one) holds its JSON's resources. */
+/** The fleet's YAML config (as users write one, issue 23) holds its JSON's resources. */
 class FleetTest {
   @TempDir Path dir;
 
@@ -28,5 +28,20 @@ class FleetTest {
       assertThat(yaml.get(t).size()).isEqualTo(300);
       assertThat(yaml.get(t).versionMap()).isEqualTo(json.get(t).versionMap()); // content hashes
     }
+  }
+
+  @Test
+  void theYamlConfigIsBlockStyleWithOneTypedItemPerResource() throws Exception {
+    Path file = dir.resolve("fleet.yaml");
+    new Fleet(2, 2).writeMeridianYaml(file);
+    java.util.List<String> lines = java.nio.file.Files.readAllLines(file);
+
+    assertThat(lines).filteredOn(l -> l.startsWith("  - \"@type\": ")).hasSize(4);
+    // Block style: the only flow mapping is ADS's empty one.
+    assertThat(lines).filteredOn(l -> l.contains("{") || l.contains("["))
+        .containsExactly("        ads: {}", "        ads: {}");
+    assertThat(lines).filteredOn(l -> !l.isBlank())
+        .allSatisfy(l -> assertThat(l.length() - l.stripLeading().length()).isEven()); // 2-space
+    assertThat(lines).contains("          - endpoint:", "                  port_value: 10000");
   }
 }

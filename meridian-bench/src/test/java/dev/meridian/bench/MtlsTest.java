@@ -115,7 +115,8 @@ class MtlsTest {
       assertThat(r.transport()).isEqualTo("mTLS");
     }
     assertThat(Files.readAllLines(out)).hasSize(3)
-        .allSatisfy(row -> assertThat(row).startsWith("| " + server + " | mTLS | 10 | 5 | delta |"));
+        .allSatisfy(row -> assertThat(row).startsWith(
+            "| " + LoadGenerator.serverLabel(server, "yaml") + " | mTLS | 10 | 5 | delta |"));
     assertThat(work.resolve("tls/ca.crt")).exists();
     if (server.equals("meridian")) {
       // The server saw each client's certificate: stream_open logs its SPIFFE ID.

@@ -40,7 +40,7 @@ class RestartToConvergedTest {
     assertThat(r.reached()).isEqualTo(5);
     assertThat(r.mismatches()).isZero();
     assertThat(r.latencyMs().min()).isPositive();
-    assertThat(r.server()).isEqualTo(("./meridian serve " + serveArgs).trim());
+    assertThat(r.server()).isEqualTo(("./meridian serve " + serveArgs).trim() + " (yaml)");
     assertThat(r.transport()).isEqualTo(LoadGenerator.transport(tls));
     String log;
     try (var files = Files.list(work)) {

@@ -27,7 +27,7 @@ class RunLabelTest {
   void theTransportColumnSaysPlaintextOrMtls() {
     LoadGenerator.Result r = new LoadGenerator.Result("meridian", LoadGenerator.transport(true),
         "delta", 100, 1000, "connect", 1000, new Stats(new double[] {1, 2}), 1, 1, 1, 1, 1,
-        new GcLog.Pauses(0, 0, 0), 0, 0, 1);
+        new GcLog.Pauses(0, 0, 0), 0, 0, 1, 2);
     assertThat(r.row()).startsWith("| meridian | mTLS | 100 | 1,000 | delta | connect | 1000/1000 |");
     assertThat(LoadGenerator.transport(false)).isEqualTo("plaintext");
     String header = LoadGenerator.HEADER.lines().findFirst().orElseThrow();
