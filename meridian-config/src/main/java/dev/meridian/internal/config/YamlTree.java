@@ -69,9 +69,10 @@ final class YamlTree {
         || s.getAnchor().isPresent()) {
       return null;
     }
+    boolean mayHaveAnchors = text.indexOf('&') >= 0; // else no anchor, so no alias either
     List<ConfigNode> out = new ArrayList<>(count);
     for (Node n : s.getValue()) {
-      if (hasAnchor(n, 0)) {
+      if (mayHaveAnchors && hasAnchor(n, 0)) {
         return null;
       }
       out.add(new YamlNode(n, lineOffset));
@@ -131,9 +132,17 @@ final class YamlTree {
     private static final Tag INT = new Tag(Tag.INT.getValue());
     private static final Tag FLOAT = new Tag(Tag.FLOAT.getValue());
     private static final Tag STR = new Tag(Tag.STR.getValue());
+    /** The core schema's null and bool words: the only plain scalars starting with a letter
+     * that are not strings. */
+    private static final java.util.Set<String> CORE_WORDS = java.util.Set.of("null", "Null",
+        "NULL", "true", "True", "TRUE", "false", "False", "FALSE");
 
     private final ScalarResolver core = super.getScalarResolver();
     private final ScalarResolver resolver = (value, implicit) -> {
+      if (implicit && !value.isEmpty() && Character.isLetter(value.charAt(0))
+          && !CORE_WORDS.contains(value)) {
+        return STR; // no number starts with a letter: the core schema's regexes would say str
+      }
       Tag t = core.resolve(value, implicit);
       return t.equals(Tag.STR) ? STR : t.equals(Tag.INT) ? INT : t.equals(Tag.FLOAT) ? FLOAT
           : t.equals(Tag.BOOL) ? BOOL : t.equals(Tag.NULL) ? NULL : t;
