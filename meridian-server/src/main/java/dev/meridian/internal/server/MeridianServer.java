@@ -249,6 +249,7 @@ public final class MeridianServer implements AutoCloseable {
   private final ConfigSource source;
   private AdminHttpServer http;
   private RestHttpServer rest;
+  private RestDiscovery restDiscovery;
   private ServerTls tls;
   private volatile boolean serving;
   /** What {@code /logging} changes (the CLI's backend); null: not Meridian's to change. */
@@ -313,11 +314,11 @@ public final class MeridianServer implements AutoCloseable {
       engine.own(http); // closed with the engine, after its streams ended
       if (options.restPort() != null) {
         // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
+        restDiscovery = new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(),
+            engine.streamPool(), engine.ticker(), options.restMaxWait(),
+            options.allowPlaintextSecrets(), options.bounds());
         rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
-            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), engine.streamPool(),
-                engine.ticker(),
-                options.restMaxWait(), options.allowPlaintextSecrets(), options.bounds()), tls,
-            options.bounds());
+            restDiscovery, tls, options.bounds());
         engine.own(rest);
       }
       if (closing.get()) {
@@ -469,6 +470,11 @@ public final class MeridianServer implements AutoCloseable {
   /** The REST-JSON port, or -1 when it is off. */
   public int restPort() {
     return rest == null ? -1 : rest.port();
+  }
+
+  /** REST-JSON polls held now (0 without the REST port). */
+  int restLongPolls() {
+    return restDiscovery == null ? 0 : restDiscovery.held();
   }
 
   public int httpPort() {
