@@ -197,7 +197,7 @@ public final class Meridian implements AutoCloseable {
 
     /**
      * For {@link Meridian#start}: HTTP/2 MAX_CONCURRENT_STREAMS, the most streams one connection
-     * may have open; gRPC clients queue more until one ends. Default 100.
+     * may have open; gRPC clients queue more until one ends. Default 1,000.
      */
     public Builder maxStreamsPerConnection(int max) {
       this.bounds = bounds.withMaxStreamsPerConnection(max);

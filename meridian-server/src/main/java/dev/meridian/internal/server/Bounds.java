@@ -22,7 +22,7 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
     int maxRequestBytes, int maxStreamResets, int httpThreads, int httpQueue,
     Duration httpRequestTimeout, int maxRestLongPolls) {
   public static final int DEFAULT_MAX_STREAMS = 100_000;
-  public static final int DEFAULT_MAX_STREAMS_PER_CONNECTION = 100;
+  public static final int DEFAULT_MAX_STREAMS_PER_CONNECTION = 1000;
   public static final int DEFAULT_MAX_REQUEST_RATE = 100;
   public static final int DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
   public static final int DEFAULT_MAX_STREAM_RESETS = 200;
