@@ -62,10 +62,10 @@ final class AdminHttpServer implements AutoCloseable {
     Map<String, HttpHandler> routes = routes(live, ready, hub, store);
     HttpHandler page = routes.remove("/");
     // Admin requests have no body: read once the handler runs.
-    routes.forEach((path, h) -> server.createContext(path, HttpExecutor.handler(h)));
-    server.createContext("/logging", HttpExecutor.handler(logging(logLevels)));
+    routes.forEach((path, h) -> server.createContext(path, executor.handler(h)));
+    server.createContext("/logging", executor.handler(logging(logLevels)));
     // "/" matches every path no other context does: exactly "/" is the status page, the rest 404.
-    server.createContext("/", HttpExecutor.handler(ex -> {
+    server.createContext("/", executor.handler(ex -> {
       if (page != null && ex.getRequestURI().getPath().equals("/")) {
         page.handle(ex);
       } else {

@@ -28,11 +28,12 @@ import java.util.concurrent.TimeUnit;
 final class HttpExecutor implements Executor, AutoCloseable {
   /** A response has this many request timeouts to be computed and written. */
   static final int RESPONSE_TIMEOUTS = 6;
-  private static final ThreadLocal<Exchange> CURRENT = new ThreadLocal<>();
 
   private final ThreadPoolExecutor pool;
   private final ScheduledExecutorService watchdog;
   private final Set<Exchange> running = ConcurrentHashMap.newKeySet();
+  /** The exchange each of this executor's threads runs. */
+  private final ThreadLocal<Exchange> current = new ThreadLocal<>();
   private final long readNanos;
 
   HttpExecutor(String name, int threads, int queue, Duration requestTimeout) {
@@ -67,12 +68,12 @@ final class HttpExecutor implements Executor, AutoCloseable {
   private void run(Runnable exchange) {
     Exchange e = new Exchange(Thread.currentThread(), System.nanoTime() + readNanos);
     running.add(e);
-    CURRENT.set(e);
+    current.set(e);
     try {
       exchange.run();
     } finally {
       e.end();
-      CURRENT.remove();
+      current.remove();
       running.remove(e);
       Thread.interrupted(); // a cut that raced with the end must not reach the next exchange
     }
@@ -80,17 +81,17 @@ final class HttpExecutor implements Executor, AutoCloseable {
 
   /**
    * The current exchange has read its request: from now on its response has
-   * {@link #RESPONSE_TIMEOUTS} request timeouts. No-op outside an {@link HttpExecutor}.
+   * {@link #RESPONSE_TIMEOUTS} request timeouts. No-op on a thread not of this executor.
    */
-  static void requestRead() {
-    Exchange e = CURRENT.get();
+  void requestRead() {
+    Exchange e = current.get();
     if (e != null) {
       e.requestRead();
     }
   }
 
   /** {@code h}, marking the request read when it is called (handlers that read no body). */
-  static HttpHandler handler(HttpHandler h) {
+  HttpHandler handler(HttpHandler h) {
     return ex -> {
       requestRead();
       h.handle(ex);

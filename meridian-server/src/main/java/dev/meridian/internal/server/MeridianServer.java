@@ -314,11 +314,17 @@ public final class MeridianServer implements AutoCloseable {
       engine.own(http); // closed with the engine, after its streams ended
       if (options.restPort() != null) {
         // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
+        HttpExecutor restExecutor = new HttpExecutor("meridian-rest", options.bounds());
         restDiscovery = new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(),
             engine.streamPool(), engine.ticker(), options.restMaxWait(),
-            options.allowPlaintextSecrets(), options.bounds());
-        rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
-            restDiscovery, tls, options.bounds());
+            options.allowPlaintextSecrets(), options.bounds(), restExecutor);
+        try {
+          rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
+              restDiscovery, tls, restExecutor);
+        } catch (IOException e) {
+          restExecutor.close();
+          throw e;
+        }
         engine.own(rest);
       }
       if (closing.get()) {

@@ -57,6 +57,7 @@ final class RestDiscovery implements HttpHandler {
   private final Duration maxWait;
   /** Whether a poll without a verified identity gets Secrets (issue 20). */
   private final boolean plaintextSecrets;
+  private final HttpExecutor http;
   /** The largest request body ({@code --max-request-bytes}). */
   private final int maxBody;
   /** Polls held at most at once ({@code --max-rest-long-polls}), and held now. */
@@ -64,14 +65,11 @@ final class RestDiscovery implements HttpHandler {
   private final java.util.concurrent.atomic.AtomicInteger held =
       new java.util.concurrent.atomic.AtomicInteger();
 
-  RestDiscovery(DiscoveryHub hub, Clock clock, HeartbeatPolicy heartbeats, Executor pool,
-      ScheduledExecutorService timers, Duration maxWait, boolean plaintextSecrets) {
-    this(hub, clock, heartbeats, pool, timers, maxWait, plaintextSecrets, Bounds.DEFAULT);
-  }
-
+  /** @param http the executor of the port it serves on, told when a request's body is read */
   RestDiscovery(DiscoveryHub hub, Clock clock, HeartbeatPolicy heartbeats, Executor pool,
       ScheduledExecutorService timers, Duration maxWait, boolean plaintextSecrets,
-      Bounds bounds) {
+      Bounds bounds, HttpExecutor http) {
+    this.http = http;
     this.maxBody = bounds.maxRequestBytes();
     this.maxHeld = bounds.maxRestLongPolls();
     this.plaintextSecrets = plaintextSecrets;
@@ -113,7 +111,7 @@ final class RestDiscovery implements HttpHandler {
         return;
       }
       byte[] body = in.readNBytes(maxBody + 1);
-      HttpExecutor.requestRead();
+      http.requestRead();
       if (body.length > maxBody) {
         text(ex, 413, "request body larger than " + maxBody + " bytes\n");
         return;

@@ -18,14 +18,13 @@ final class RestHttpServer implements AutoCloseable {
   private final HttpServer server;
   private final HttpExecutor executor;
 
-  RestHttpServer(InetSocketAddress address, RestDiscovery discovery, ServerTls tls)
-      throws IOException {
-    this(address, discovery, tls, Bounds.DEFAULT);
-  }
-
-  /** @param bounds its threads, queue and request timeout (see {@link HttpExecutor}) */
-  RestHttpServer(InetSocketAddress address, RestDiscovery discovery, ServerTls tls, Bounds bounds)
-      throws IOException {
+  /**
+   * @param executor its threads, queue and request timeout (see {@link HttpExecutor}), the one
+   *     {@code discovery} marks its requests read on; closed with this server
+   */
+  RestHttpServer(InetSocketAddress address, RestDiscovery discovery, ServerTls tls,
+      HttpExecutor executor) throws IOException {
+    this.executor = executor;
     if (tls == null) {
       server = HttpServer.create(address, 1024);
     } else {
@@ -45,10 +44,9 @@ final class RestHttpServer implements AutoCloseable {
       }
       server = https;
     }
-    executor = new HttpExecutor("meridian-rest", bounds);
     server.setExecutor(executor);
     server.createContext(RestDiscovery.PREFIX, discovery); // marks its request read itself
-    server.createContext("/", HttpExecutor.handler(ex -> {
+    server.createContext("/", executor.handler(ex -> {
       byte[] body = ("not found: " + ex.getRequestURI().getPath() + " (this port serves POST "
           + RestDiscovery.PREFIX + "<type>)\n").getBytes(StandardCharsets.UTF_8);
       ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
