@@ -57,7 +57,7 @@ final class AdminHttpServer implements AutoCloseable {
       DiscoveryHub hub, ConfigSource store, LogLevels logLevels, Bounds bounds)
       throws IOException {
     server = HttpServer.create(address, 1024);
-    executor = new HttpExecutor("meridian-http", bounds);
+    executor = new HttpExecutor("meridian-http", bounds, hub == null ? null : hub.metrics());
     server.setExecutor(executor);
     Map<String, HttpHandler> routes = routes(live, ready, hub, store);
     HttpHandler page = routes.remove("/");

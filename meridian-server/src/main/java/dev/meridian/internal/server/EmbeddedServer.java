@@ -77,7 +77,7 @@ public final class EmbeddedServer implements AutoCloseable {
   public EmbeddedServer(Settings settings) {
     this.settings = settings;
     this.hub = new DiscoveryHub(settings.controlPlaneId());
-    this.streamCap = new StreamCap(settings.bounds().maxStreams());
+    this.streamCap = new StreamCap(settings.bounds().maxStreams(), hub.metrics());
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "meridian-stream");

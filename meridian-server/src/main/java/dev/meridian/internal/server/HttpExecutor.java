@@ -8,10 +8,12 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The executor of one JDK HTTP server (admin or REST-JSON port), bounded for hostile clients.
@@ -35,9 +37,13 @@ final class HttpExecutor implements Executor, AutoCloseable {
   /** The exchange each of this executor's threads runs. */
   private final ThreadLocal<Exchange> current = new ThreadLocal<>();
   private final long readNanos;
+  /** Told the bound that stopped a client: {@code http_queue}, {@code http_request_timeout}. */
+  private final Consumer<String> refused;
 
-  HttpExecutor(String name, int threads, int queue, Duration requestTimeout) {
+  HttpExecutor(String name, int threads, int queue, Duration requestTimeout,
+      Consumer<String> refused) {
     this.readNanos = requestTimeout.toNanos();
+    this.refused = refused == null ? bound -> { } : refused;
     BlockingQueue<Runnable> waiting = queue == 0 ? new SynchronousQueue<>()
         : new ArrayBlockingQueue<>(queue);
     pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, waiting, r -> {
@@ -55,14 +61,23 @@ final class HttpExecutor implements Executor, AutoCloseable {
     watchdog.scheduleWithFixedDelay(this::cutLate, tick, tick, TimeUnit.MILLISECONDS);
   }
 
-  HttpExecutor(String name, Bounds bounds) {
-    this(name, bounds.httpThreads(), bounds.httpQueue(), bounds.httpRequestTimeout());
+  /** @param metrics where refusals are counted; null: nowhere */
+  HttpExecutor(String name, Bounds bounds, Metrics metrics) {
+    this(name, bounds.httpThreads(), bounds.httpQueue(), bounds.httpRequestTimeout(),
+        metrics == null ? null : metrics::boundRefused);
   }
 
   /** Throws RejectedExecutionException when threads and queue are full: the JDK closes. */
   @Override
   public void execute(Runnable exchange) {
-    pool.execute(() -> run(exchange));
+    try {
+      pool.execute(() -> run(exchange));
+    } catch (RejectedExecutionException e) {
+      if (!pool.isShutdown()) {
+        refused.accept("http_queue");
+      }
+      throw e;
+    }
   }
 
   private void run(Runnable exchange) {
@@ -127,6 +142,7 @@ final class HttpExecutor implements Executor, AutoCloseable {
     synchronized void cutIfLate(long now) {
       if (!ended && now - deadline > 0) {
         ended = true;
+        refused.accept("http_request_timeout");
         thread.interrupt(); // closes the channel it blocks on (InterruptibleChannel)
       }
     }

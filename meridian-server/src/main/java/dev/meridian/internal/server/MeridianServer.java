@@ -314,7 +314,7 @@ public final class MeridianServer implements AutoCloseable {
       engine.own(http); // closed with the engine, after its streams ended
       if (options.restPort() != null) {
         // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
-        HttpExecutor restExecutor = new HttpExecutor("meridian-rest", options.bounds());
+        HttpExecutor restExecutor = new HttpExecutor("meridian-rest", options.bounds(), hub.metrics());
         restDiscovery = new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(),
             engine.streamPool(), engine.ticker(), options.restMaxWait(),
             options.allowPlaintextSecrets(), options.bounds(), restExecutor);

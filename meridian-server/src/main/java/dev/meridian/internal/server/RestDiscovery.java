@@ -153,6 +153,7 @@ final class RestDiscovery implements HttpHandler {
     }
     if (held.incrementAndGet() > maxHeld) {
       held.decrementAndGet();
+      hub.metrics().boundRefused("max_rest_long_polls");
       // Answered now, as a full server: the client polls again after Retry-After, or elsewhere.
       ex.getResponseHeaders().set("Retry-After", "1");
       text(ex, 503, "this server holds its maximum of " + maxHeld + " long polls; retry, or "

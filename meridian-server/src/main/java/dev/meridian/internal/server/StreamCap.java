@@ -16,9 +16,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class StreamCap implements ServerInterceptor {
   private final int max;
   private final AtomicInteger open = new AtomicInteger();
+  private final Metrics metrics;
 
-  StreamCap(int max) {
+  StreamCap(int max, Metrics metrics) {
     this.max = max;
+    this.metrics = metrics;
   }
 
   int open() {
@@ -30,6 +32,7 @@ final class StreamCap implements ServerInterceptor {
       ServerCallHandler<Q, R> next) {
     if (open.incrementAndGet() > max) {
       open.decrementAndGet();
+      metrics.boundRefused("max_streams");
       call.close(Status.RESOURCE_EXHAUSTED.withDescription("this server holds its maximum of "
           + max + " streams; retry, or use another replica"), new Metadata());
       return new ServerCall.Listener<>() {};

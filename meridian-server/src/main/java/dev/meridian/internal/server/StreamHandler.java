@@ -85,6 +85,7 @@ final class StreamHandler<Q extends Message, R extends Message>
           // Closed, not slowed: a client this far over its rate is broken or hostile, and a
           // queue of its requests would cost memory the other streams need.
           String why = "more than " + budget.limit() + " requests a second on average (the server's request rate limit)";
+          hub.metrics().boundRefused("max_request_rate");
           finish("closed by server: RESOURCE_EXHAUSTED: " + why);
           responses.onError(Status.RESOURCE_EXHAUSTED.withDescription(why).asRuntimeException());
           return;

@@ -81,6 +81,16 @@ class BoundsTest {
     return c;
   }
 
+  /** {@code meridian_bounds_refused_total} for {@code bound}; 0 when not yet exported. */
+  double refusedCount(String bound) {
+    for (String line : f.server.hub().metrics().render().split("\n")) {
+      if (line.startsWith("meridian_bounds_refused_total{bound=\"" + bound + "\"}")) {
+        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return 0;
+  }
+
   /** The others noticed nothing: each is open and gets the push of a reload. */
   void othersGetTheNextPush(RawXdsClient.Sotw... others) throws Exception {
     f.reload(OpsFixture.config("7s"));
@@ -112,6 +122,7 @@ class BoundsTest {
     Status refused = fourth.awaitClose();
     assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     assertThat(refused.getDescription()).contains("maximum of 3 streams");
+    assertThat(refusedCount("max_streams")).isEqualTo(1.0);
     othersGetTheNextPush(a, b, c);
     // The count follows streams that end: a freed place takes a new stream.
     a.close();
@@ -152,6 +163,7 @@ class BoundsTest {
     Status closed = spammer.awaitClose();
     assertThat(closed.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     assertThat(closed.getDescription()).contains("more than 5 requests a second");
+    assertThat(refusedCount("max_request_rate")).isEqualTo(1.0);
     othersGetTheNextPush(sameConnection, otherConnection);
   }
 
@@ -278,6 +290,7 @@ class BoundsTest {
     assertThat(r.statusCode()).isEqualTo(200);
     assertClosedWithin(first, Duration.ofSeconds(5));
     assertClosedWithin(second, Duration.ofSeconds(5));
+    await("both cuts counted", () -> refusedCount("http_request_timeout") == 2);
   }
 
   @Test
@@ -297,6 +310,7 @@ class BoundsTest {
       }
     }
     assertThat(closed).isEqualTo(1);
+    assertThat(refusedCount("http_queue")).isEqualTo(1.0);
   }
 
   @Test
@@ -317,6 +331,7 @@ class BoundsTest {
     HttpResponse<String> third = f.http.send(poll, HttpResponse.BodyHandlers.ofString());
     assertThat(third.statusCode()).isEqualTo(503);
     assertThat(third.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(refusedCount("max_rest_long_polls")).isEqualTo(1.0);
     // The held ones notice nothing: the next change answers them.
     f.reload(OpsFixture.config("7s"));
     assertThat(a.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
