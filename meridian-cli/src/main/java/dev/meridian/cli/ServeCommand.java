@@ -4,6 +4,7 @@ import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.etcd.EtcdTarget;
 import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.server.Bounds;
 import dev.meridian.internal.server.FilePublisher;
 import dev.meridian.internal.server.MeridianServer;
 import java.nio.file.Path;
@@ -137,6 +138,61 @@ final class ServeCommand implements Callable<Integer> {
           + "port's TLS and identity rules; 0: any free port (default: off).")
   Integer restPort;
 
+  @Option(names = "--max-streams", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_MAX_STREAMS,
+      description = "Most xDS streams open at once on this server; one more is refused "
+          + "RESOURCE_EXHAUSTED (default ${DEFAULT-VALUE}).")
+  int maxStreams;
+
+  @Option(names = "--max-streams-per-connection", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_MAX_STREAMS_PER_CONNECTION,
+      description = "HTTP/2 MAX_CONCURRENT_STREAMS: most streams one connection may have open; "
+          + "gRPC clients queue more (default ${DEFAULT-VALUE}).")
+  int maxStreamsPerConnection;
+
+  @Option(names = "--max-request-rate", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_MAX_REQUEST_RATE,
+      description = "Requests a second one stream may send on average (ten seconds' worth at "
+          + "once, one more per response sent); beyond, the stream is closed RESOURCE_EXHAUSTED "
+          + "(default ${DEFAULT-VALUE}).")
+  int maxRequestRate;
+
+  @Option(names = "--max-request-bytes", paramLabel = "BYTES",
+      defaultValue = "" + Bounds.DEFAULT_MAX_REQUEST_BYTES,
+      description = "Largest xDS request message (gRPC: RESOURCE_EXHAUSTED) or REST-JSON body "
+          + "(413) (default ${DEFAULT-VALUE}, 16 MiB).")
+  int maxRequestBytes;
+
+  @Option(names = "--max-stream-resets", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_MAX_STREAM_RESETS,
+      description = "RST_STREAM frames one connection may send in 10 seconds before it is "
+          + "closed (HTTP/2 rapid reset) (default ${DEFAULT-VALUE}).")
+  int maxStreamResets;
+
+  @Option(names = "--http-threads", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_HTTP_THREADS,
+      description = "Threads of each HTTP port (admin, REST) (default ${DEFAULT-VALUE}).")
+  int httpThreads;
+
+  @Option(names = "--http-queue", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_HTTP_QUEUE,
+      description = "Requests of each HTTP port that may wait for a thread; beyond, new "
+          + "connections are closed (default ${DEFAULT-VALUE}).")
+  int httpQueue;
+
+  @Option(names = "--http-request-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Time an HTTP client has to send its request (headers, REST body); its "
+          + "response then has six times that; a slower connection is closed "
+          + "(default ${DEFAULT-VALUE}).")
+  Duration httpRequestTimeout;
+
+  @Option(names = "--max-rest-long-polls", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_MAX_REST_LONG_POLLS,
+      description = "REST-JSON polls held at once (Prefer: wait); one more is answered 503 "
+          + "with Retry-After (default ${DEFAULT-VALUE}).")
+  int maxRestLongPolls;
+
   @Option(names = "--control-plane-id", paramLabel = "ID",
       description = "Names this replica in every response (control_plane.identifier), so CSDS "
           + "and client logs show who served a config (default: meridian@<host name>).")
@@ -166,6 +222,16 @@ final class ServeCommand implements Callable<Integer> {
           + "format's keys (default ${DEFAULT-VALUE}).")
   Logging.Format logFormat;
 
+  /** The bounds flags (docs/reliability.md); a value out of range is a usage error. */
+  Bounds bounds() {
+    try {
+      return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
+          maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+    } catch (IllegalArgumentException e) {
+      throw new ParameterException(spec.commandLine(), e.getMessage());
+    }
+  }
+
   @Override
   public Integer call() throws Exception {
     if ((tlsCert == null) != (tlsKey == null)) {
@@ -176,6 +242,7 @@ final class ServeCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(),
           "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
     }
+    Bounds bounds = bounds();
     Logging.configure(logLevel, logFormat);
     dev.meridian.internal.etcd.EtcdConfigSource store = null;
     if (EtcdTarget.isEtcd(config)) {
@@ -205,7 +272,8 @@ final class ServeCommand implements Callable<Integer> {
             .withRestPort(restPort)
             .withAllowPlaintextSecrets(allowPlaintextSecrets)
             .withCsdsIdentity(csdsIdentity)
-            .withControlPlaneId(controlPlaneId), store)
+            .withControlPlaneId(controlPlaneId)
+            .withBounds(bounds), store)
         .logLevels(new Logging.JulLevels());
     try {
       server.start();

@@ -6,6 +6,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import dev.meridian.internal.server.Bounds;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -49,6 +51,37 @@ class ServeCommandTest {
     ServeCommand unnamed = new ServeCommand();
     new CommandLine(unnamed).parseArgs("--config", "x.yaml");
     assertThat(unnamed.controlPlaneId).isNull(); // MeridianServer: meridian@<host name>
+  }
+
+  /** Issue 25: every bound has a flag; without them, the server's defaults. */
+  @Test
+  void boundsFlagsAreReadAndDefaultToTheServersDefaults() {
+    ServeCommand byDefault = new ServeCommand();
+    new CommandLine(byDefault).parseArgs("--config", "x.yaml");
+    assertThat(byDefault.bounds()).isEqualTo(Bounds.DEFAULT);
+    ServeCommand set = new ServeCommand();
+    new CommandLine(set).parseArgs("--config", "x.yaml", "--max-streams", "7",
+        "--max-streams-per-connection", "3", "--max-request-rate", "5", "--max-request-bytes",
+        "1024", "--max-stream-resets", "9", "--http-threads", "2", "--http-queue", "0",
+        "--http-request-timeout", "2s", "--max-rest-long-polls", "11");
+    assertThat(set.bounds()).isEqualTo(new Bounds(7, 3, 5, 1024, 9, 2, 0, Duration.ofSeconds(2),
+        11));
+  }
+
+  @Test
+  void boundOutOfRangeIsAUsageError() {
+    PrintStream err = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(captured, true));
+    int code;
+    try {
+      code = Main.run("serve", "--config", dir.resolve("none.yaml").toString(), "--max-streams",
+          "0");
+    } finally {
+      System.setErr(err);
+    }
+    assertThat(code).isEqualTo(2);
+    assertThat(captured.toString()).contains("max streams must be at least 1");
   }
 
   @Test

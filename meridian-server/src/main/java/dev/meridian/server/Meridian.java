@@ -1,6 +1,7 @@
 package dev.meridian.server;
 
 import dev.meridian.internal.protocol.ServedConfig;
+import dev.meridian.internal.server.Bounds;
 import dev.meridian.internal.server.EmbeddedServer;
 import dev.meridian.internal.server.MeridianServer;
 import io.grpc.BindableService;
@@ -44,7 +45,8 @@ public final class Meridian implements AutoCloseable {
     this.engine = new EmbeddedServer(new EmbeddedServer.Settings(
         b.controlPlaneId != null ? b.controlPlaneId : MeridianServer.defaultControlPlaneId(),
         b.heartbeatInterval, b.allowPlaintextSecrets, b.permitKeepAliveTime, b.keepAliveTime,
-        b.keepAliveTimeout, b.maxConnectionAge, b.maxConnectionAgeGrace, b.shutdownTimeout));
+        b.keepAliveTimeout, b.maxConnectionAge, b.maxConnectionAgeGrace, b.shutdownTimeout,
+        b.bounds));
     this.callbacks = b.callbacks == null ? null
         : new CallbackDispatcher(b.callbacks, b.callbackQueue);
     if (b.metricsRegistry != null) {
@@ -179,8 +181,66 @@ public final class Meridian implements AutoCloseable {
     private EmbeddedServer.TlsFiles tls;
     private String csdsIdentity;
     private PrometheusRegistry metricsRegistry;
+    private Bounds bounds = Bounds.DEFAULT;
 
     private Builder() {}
+
+    /**
+     * The most xDS streams open at once, across every server {@link Meridian#xdsServices()} are
+     * added to; one more is refused RESOURCE_EXHAUSTED, the open ones notice nothing. Default
+     * 100,000 (docs/reliability.md).
+     */
+    public Builder maxStreams(int max) {
+      this.bounds = bounds.withMaxStreams(max);
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: HTTP/2 MAX_CONCURRENT_STREAMS, the most streams one connection
+     * may have open; gRPC clients queue more until one ends. Default 1,000.
+     */
+    public Builder maxStreamsPerConnection(int max) {
+      this.bounds = bounds.withMaxStreamsPerConnection(max);
+      return this;
+    }
+
+    /**
+     * The requests a second one stream may send on average, with ten seconds' worth at once and
+     * one more per response it is sent (its ACK); a stream beyond is closed RESOURCE_EXHAUSTED.
+     * Applies to {@link Meridian#xdsServices()} on any server. Default 100.
+     */
+    public Builder maxRequestRate(int perSecond) {
+      this.bounds = bounds.withMaxRequestRate(perSecond);
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: the largest request message accepted; a larger one fails its
+     * stream RESOURCE_EXHAUSTED. Default 16 MiB.
+     */
+    public Builder maxRequestBytes(int bytes) {
+      this.bounds = bounds.withMaxRequestBytes(bytes);
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: RST_STREAM frames one connection may send in 10 seconds before
+     * it is closed (HTTP/2 rapid reset). Default 200.
+     */
+    public Builder maxStreamResets(int per10Seconds) {
+      this.bounds = bounds.withMaxStreamResets(per10Seconds);
+      return this;
+    }
+
+    /**
+     * For {@link Admin#startHttp}: its threads, the requests that may wait for one (beyond, the
+     * new connection is closed), and how long a request may take to arrive (a response then has
+     * six times that to be written; a slower connection is closed). Defaults 64, 256, 10 s.
+     */
+    public Builder adminHttp(int threads, int queue, Duration requestTimeout) {
+      this.bounds = bounds.withHttp(threads, queue, Objects.requireNonNull(requestTimeout));
+      return this;
+    }
 
     /**
      * Registers Meridian's {@code meridian_*} metrics (docs/operations.md) into the application's

@@ -150,6 +150,32 @@ class EmbeddingTest {
     assertThat(names(client.subscribe(CLUSTER))).containsExactly("a");
   }
 
+  /** Issue 25: the stream and request-rate bounds hold on the application's own gRPC server. */
+  @Test
+  void maxStreamsAndMaxRequestRateHoldOnTheApplicationsOwnServer() throws Exception {
+    Meridian m = track(Meridian.builder().maxStreams(2).maxRequestRate(1).build());
+    NettyServerBuilder sb = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        .directExecutor();
+    m.xdsServices().forEach(sb::addService);
+    Server own = sb.build().start();
+    track(() -> own.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    m.publisher().set("default", List.of(cluster("a")));
+    ManagedChannel ch = channel(own.getPort());
+    RawXdsClient.Sotw quiet = track(RawXdsClient.sotwAds(ch, "quiet"));
+    quiet.ack(quiet.subscribe(CLUSTER));
+    RawXdsClient.Sotw spammer = track(RawXdsClient.sotwAds(ch, "spammer"));
+    DiscoveryResponse cds = spammer.subscribe(CLUSTER);
+    RawXdsClient.Sotw third = track(RawXdsClient.sotwAds(ch, "third"));
+    third.send(CLUSTER, "", "");
+    assertThat(third.awaitClose().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    for (int i = 0; i < 50 && !spammer.closed().isDone(); i++) {
+      spammer.ack(cds); // beyond a burst of ten
+    }
+    assertThat(spammer.awaitClose().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    m.publisher().set("default", List.of(cluster("a"), cluster("b")));
+    assertThat(quiet.take(CLUSTER).getResourcesCount()).isEqualTo(2);
+  }
+
   @Test
   void nodesAreServedTheGroupTheApplicationsFunctionPicks() throws Exception {
     Meridian m = started(Meridian.builder().grouping(NodeGrouping.byCluster()));

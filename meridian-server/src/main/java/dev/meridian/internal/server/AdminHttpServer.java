@@ -17,8 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -30,7 +28,7 @@ import java.util.function.BooleanSupplier;
  */
 final class AdminHttpServer implements AutoCloseable {
   private final HttpServer server;
-  private final ExecutorService executor;
+  private final HttpExecutor executor;
 
   AdminHttpServer(InetSocketAddress address, BooleanSupplier healthy) throws IOException {
     this(address, () -> true, healthy, null, null);
@@ -48,25 +46,32 @@ final class AdminHttpServer implements AutoCloseable {
   /** @param logLevels what {@code /logging} changes; null: the endpoint says it cannot */
   AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
       DiscoveryHub hub, ConfigSource store, LogLevels logLevels) throws IOException {
-    server = HttpServer.create(address, 64);
-    executor = Executors.newFixedThreadPool(2, r -> {
-      Thread t = new Thread(r, "meridian-http");
-      t.setDaemon(true);
-      return t;
-    });
+    this(address, live, ready, hub, store, logLevels, Bounds.DEFAULT);
+  }
+
+  /**
+   * @param bounds its threads, queue and request timeout (see {@link HttpExecutor}): a slow or
+   *     flooding client cannot keep {@code /readyz} from answering
+   */
+  AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
+      DiscoveryHub hub, ConfigSource store, LogLevels logLevels, Bounds bounds)
+      throws IOException {
+    server = HttpServer.create(address, 1024);
+    executor = new HttpExecutor("meridian-http", bounds, hub == null ? null : hub.metrics());
     server.setExecutor(executor);
     Map<String, HttpHandler> routes = routes(live, ready, hub, store);
     HttpHandler page = routes.remove("/");
-    routes.forEach(server::createContext);
-    server.createContext("/logging", logging(logLevels));
+    // Admin requests have no body: read once the handler runs.
+    routes.forEach((path, h) -> server.createContext(path, executor.handler(h)));
+    server.createContext("/logging", executor.handler(logging(logLevels)));
     // "/" matches every path no other context does: exactly "/" is the status page, the rest 404.
-    server.createContext("/", ex -> {
+    server.createContext("/", executor.handler(ex -> {
       if (page != null && ex.getRequestURI().getPath().equals("/")) {
         page.handle(ex);
       } else {
         send(ex, 404, "not found: " + ex.getRequestURI().getPath() + "\n");
       }
-    });
+    }));
     server.start();
   }
 
@@ -355,6 +360,6 @@ final class AdminHttpServer implements AutoCloseable {
   @Override
   public void close() {
     server.stop(0);
-    executor.shutdownNow();
+    executor.close();
   }
 }

@@ -43,11 +43,18 @@ public final class EmbeddedServer implements AutoCloseable {
    * @param controlPlaneId what every response names as {@code control_plane.identifier}
    * @param heartbeatInterval null: a third of each TTL
    * @param plaintextSecrets whether streams without a verified client certificate get Secrets
+   * @param bounds what one client may take (issue 25); null: {@link Bounds#DEFAULT}
    */
   public record Settings(String controlPlaneId, Duration heartbeatInterval,
       boolean plaintextSecrets, Duration permitKeepAliveTime, Duration keepAliveTime,
       Duration keepAliveTimeout, Duration maxConnectionAge, Duration maxConnectionAgeGrace,
-      Duration shutdownTimeout) {}
+      Duration shutdownTimeout, Bounds bounds) {
+    public Settings {
+      if (bounds == null) {
+        bounds = Bounds.DEFAULT;
+      }
+    }
+  }
 
   /** TLS files of the server {@link #start} opens; {@code clientCa} null: no client certificates. */
   public record TlsFiles(Path cert, Path key, Path clientCa) {}
@@ -59,6 +66,8 @@ public final class EmbeddedServer implements AutoCloseable {
   /** CSDS over this hub: the service (on any server) and {@link #clientStatus} share it. */
   private final CsdsService csds;
   private final HealthStatusManager health = new HealthStatusManager();
+  /** {@code --max-streams}, across every server the xDS services are added to. */
+  private final StreamCap streamCap;
   private final AtomicBoolean closing = new AtomicBoolean();
   private final AtomicBoolean healthStopped = new AtomicBoolean();
   private final List<AutoCloseable> owned = new ArrayList<>();
@@ -68,6 +77,7 @@ public final class EmbeddedServer implements AutoCloseable {
   public EmbeddedServer(Settings settings) {
     this.settings = settings;
     this.hub = new DiscoveryHub(settings.controlPlaneId());
+    this.streamCap = new StreamCap(settings.bounds().maxStreams(), hub.metrics());
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {
       Thread t = new Thread(r, "meridian-stream");
@@ -87,6 +97,11 @@ public final class EmbeddedServer implements AutoCloseable {
 
   public DiscoveryHub hub() {
     return hub;
+  }
+
+  /** What one client may take. */
+  Bounds bounds() {
+    return settings.bounds();
   }
 
   /** The streams' pool (REST-JSON polls run on it too). */
@@ -126,13 +141,16 @@ public final class EmbeddedServer implements AutoCloseable {
   /**
    * Every xDS discovery service, each call seen with its peer and verified identity and refused
    * UNAVAILABLE until the first config is published (an empty config would tell clients every
-   * resource is gone).
+   * resource is gone), RESOURCE_EXHAUSTED beyond the maximum of streams, and closed
+   * RESOURCE_EXHAUSTED beyond its request rate.
    */
   public List<ServerServiceDefinition> xdsServices() {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
-        heartbeats(), settings.plaintextSecrets())) {
-      defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), new PeerAddress()));
+        heartbeats(), settings.plaintextSecrets(), settings.bounds().maxRequestRate())) {
+      // The last interceptor runs first: a call over the cap costs nothing further.
+      defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), new PeerAddress(),
+          streamCap));
     }
     return defs;
   }
@@ -209,7 +227,10 @@ public final class EmbeddedServer implements AutoCloseable {
         .permitKeepAliveWithoutCalls(true)
         .keepAliveTime(settings.keepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveTimeout(settings.keepAliveTimeout().toNanos(), TimeUnit.NANOSECONDS)
-        .maxInboundMessageSize(64 * 1024 * 1024)
+        .maxInboundMessageSize(settings.bounds().maxRequestBytes())
+        .maxConcurrentCallsPerConnection(settings.bounds().maxStreamsPerConnection())
+        // rapid reset (CVE-2023-44487): a connection resetting streams this fast gets a GOAWAY
+        .maxRstFramesPerWindow(settings.bounds().maxStreamResets(), Bounds.RESET_WINDOW_SECONDS)
         .directExecutor(); // handlers only hand work to each stream's serial executor
     if (settings.maxConnectionAge() != null) {
       b.maxConnectionAge(settings.maxConnectionAge().toNanos(), TimeUnit.NANOSECONDS)
@@ -235,7 +256,8 @@ public final class EmbeddedServer implements AutoCloseable {
     if (admin != null) {
       throw new IllegalStateException("admin HTTP already started on " + admin.address());
     }
-    admin = new AdminHttpServer(address, () -> !closing.get(), this::isReady, hub, null);
+    admin = new AdminHttpServer(address, () -> !closing.get(), this::isReady, hub, null, null,
+        settings.bounds());
     return admin.address();
   }
 

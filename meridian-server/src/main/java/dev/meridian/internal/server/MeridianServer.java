@@ -44,6 +44,7 @@ public final class MeridianServer implements AutoCloseable {
    * @param publishDir null, or where to publish DiscoveryResponse files for path config sources
    * @param controlPlaneId what every response names as {@code control_plane.identifier} (issue
    *     21); null: {@link MeridianServer#defaultControlPlaneId()}, {@code meridian@<host name>}
+   * @param bounds what one client may take (issue 25); null: {@link Bounds#DEFAULT}
    */
   public record Options(Path config,
       String bind,
@@ -66,7 +67,8 @@ public final class MeridianServer implements AutoCloseable {
       Integer restPort,
       boolean allowPlaintextSecrets,
       String csdsIdentity,
-      String controlPlaneId) {
+      String controlPlaneId,
+      Bounds bounds) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
     /**
@@ -107,58 +109,61 @@ public final class MeridianServer implements AutoCloseable {
       if (publishFormat == null) {
         publishFormat = FilePublisher.Format.YAML;
       }
+      if (bounds == null) {
+        bounds = Bounds.DEFAULT;
+      }
     }
 
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false, null, null);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false, null, null, null);
     }
 
     public Options withAdminBind(String v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     public Options withMaxConnectionAge(Duration age, Duration grace) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     public Options withShutdownTimeout(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     public Options withHeartbeatInterval(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     public Options withReferenceCheck(ReferenceCheck v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     public Options withRestMaxWait(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     public Options withPublish(Path dir, FilePublisher.Format format) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     /** TLS (and with a client CA, mTLS) on the xDS and REST ports; null: plaintext. */
     public Options withTls(Tls v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     /** REST-JSON discovery on its own port (0: ephemeral); null: off. */
     public Options withRestPort(Integer v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds);
     }
 
     /** Streams without a verified identity get Secrets too (local development). */
     public Options withAllowPlaintextSecrets(boolean v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v, csdsIdentity, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v, csdsIdentity, controlPlaneId, bounds);
     }
 
     /**
@@ -166,7 +171,7 @@ public final class MeridianServer implements AutoCloseable {
      * client's config; null: none. Without mTLS CSDS answers anyone who reaches the port.
      */
     public Options withCsdsIdentity(String glob) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, glob, controlPlaneId);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, glob, controlPlaneId, bounds);
     }
 
     /**
@@ -174,10 +179,15 @@ public final class MeridianServer implements AutoCloseable {
      * replica (issue 21); null: {@code meridian@<host name>}.
      */
     public Options withControlPlaneId(String id) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, id);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, id, bounds);
     }
 
-        HeartbeatPolicy heartbeats() {
+    /** What one client may take of the server (issue 25, docs/reliability.md). */
+    public Options withBounds(Bounds v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, v);
+    }
+
+    HeartbeatPolicy heartbeats() {
       return heartbeatInterval == null ? HeartbeatPolicy.DEFAULT
           : HeartbeatPolicy.fixed(heartbeatInterval);
     }
@@ -239,6 +249,7 @@ public final class MeridianServer implements AutoCloseable {
   private final ConfigSource source;
   private AdminHttpServer http;
   private RestHttpServer rest;
+  private RestDiscovery restDiscovery;
   private ServerTls tls;
   private volatile boolean serving;
   /** What {@code /logging} changes (the CLI's backend); null: not Meridian's to change. */
@@ -263,7 +274,8 @@ public final class MeridianServer implements AutoCloseable {
         options.controlPlaneId() != null ? options.controlPlaneId() : defaultControlPlaneId(),
         options.heartbeatInterval(), options.allowPlaintextSecrets(),
         options.permitKeepAliveTime(), options.keepAliveTime(), options.keepAliveTimeout(),
-        options.maxConnectionAge(), options.maxConnectionAgeGrace(), options.shutdownTimeout()));
+        options.maxConnectionAge(), options.maxConnectionAgeGrace(), options.shutdownTimeout(),
+        options.bounds()));
     this.hub = engine.hub();
     hub.metrics().resourcesSerializedBy(source == null ? loader::resourcesSerialized
         : source::resourcesSerialized);
@@ -298,14 +310,21 @@ public final class MeridianServer implements AutoCloseable {
     }
     try {
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
-          () -> !closing.get(), this::isReady, hub, source, logLevels);
+          () -> !closing.get(), this::isReady, hub, source, logLevels, options.bounds());
       engine.own(http); // closed with the engine, after its streams ended
       if (options.restPort() != null) {
         // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
-        rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
-            new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(), engine.streamPool(),
-                engine.ticker(),
-                options.restMaxWait(), options.allowPlaintextSecrets()), tls);
+        HttpExecutor restExecutor = new HttpExecutor("meridian-rest", options.bounds(), hub.metrics());
+        restDiscovery = new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(),
+            engine.streamPool(), engine.ticker(), options.restMaxWait(),
+            options.allowPlaintextSecrets(), options.bounds(), restExecutor);
+        try {
+          rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
+              restDiscovery, tls, restExecutor);
+        } catch (IOException e) {
+          restExecutor.close();
+          throw e;
+        }
         engine.own(rest);
       }
       if (closing.get()) {
@@ -457,6 +476,11 @@ public final class MeridianServer implements AutoCloseable {
   /** The REST-JSON port, or -1 when it is off. */
   public int restPort() {
     return rest == null ? -1 : rest.port();
+  }
+
+  /** REST-JSON polls held now (0 without the REST port). */
+  int restLongPolls() {
+    return restDiscovery == null ? 0 : restDiscovery.held();
   }
 
   public int httpPort() {

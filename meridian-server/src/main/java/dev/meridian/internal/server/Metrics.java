@@ -77,6 +77,7 @@ public final class Metrics {
   private final CounterDataPoint tlsReloadsOk;
   private final CounterDataPoint tlsReloadsFailed;
   private final Counter secretsWithheld;
+  private final Counter boundsRefused;
   private final Counter streamsOpened;
   /** Connected streams that have requested a type, by variant and type abbreviation. */
   private final Gauge streamsByType;
@@ -112,6 +113,10 @@ public final class Metrics {
         .help("Secrets a stream asked for and may not have (no verified identity, or not its "
             + "owner), counted once per stream and Secret.")
         .withoutExemplars().build());
+    boundsRefused = add(Counter.builder().name("meridian_bounds_refused_total")
+        .help("Clients stopped by a bound (docs/reliability.md), by bound: max_streams, "
+            + "max_request_rate, max_rest_long_polls, http_queue, http_request_timeout.")
+        .labelNames("bound").withoutExemplars().build());
     Counter tls = add(Counter.builder().name("meridian_tls_reloads_total")
         .help("Changed TLS files re-read, by result (ok; failed: the previous material stays in "
             + "use).")
@@ -294,6 +299,11 @@ public final class Metrics {
   /** A stream was refused: its node claimed a group its identity may not have (issue 20). */
   void streamDenied() {
     streamsDenied.inc();
+  }
+
+  /** A bound stopped a client (issue 25): {@code bound} names it. */
+  void boundRefused(String bound) {
+    boundsRefused.labelValues(bound).inc();
   }
 
   /** A Secret a stream asked for was withheld from it (issue 20). */

@@ -48,7 +48,6 @@ final class RestDiscovery implements HttpHandler {
       "runtime", ResourceType.RUNTIME,
       "extension_configs", ResourceType.EXTENSION_CONFIG);
   private static final Pattern WAIT = Pattern.compile("(?:^|[,;\\s])wait\\s*=\\s*\"?(\\d+)\"?");
-  private static final int MAX_BODY = 4 * 1024 * 1024;
 
   private final DiscoveryHub hub;
   private final Clock clock;
@@ -58,9 +57,21 @@ final class RestDiscovery implements HttpHandler {
   private final Duration maxWait;
   /** Whether a poll without a verified identity gets Secrets (issue 20). */
   private final boolean plaintextSecrets;
+  private final HttpExecutor http;
+  /** The largest request body ({@code --max-request-bytes}). */
+  private final int maxBody;
+  /** Polls held at most at once ({@code --max-rest-long-polls}), and held now. */
+  private final int maxHeld;
+  private final java.util.concurrent.atomic.AtomicInteger held =
+      new java.util.concurrent.atomic.AtomicInteger();
 
+  /** @param http the executor of the port it serves on, told when a request's body is read */
   RestDiscovery(DiscoveryHub hub, Clock clock, HeartbeatPolicy heartbeats, Executor pool,
-      ScheduledExecutorService timers, Duration maxWait, boolean plaintextSecrets) {
+      ScheduledExecutorService timers, Duration maxWait, boolean plaintextSecrets,
+      Bounds bounds, HttpExecutor http) {
+    this.http = http;
+    this.maxBody = bounds.maxRequestBytes();
+    this.maxHeld = bounds.maxRestLongPolls();
     this.plaintextSecrets = plaintextSecrets;
     this.hub = hub;
     this.clock = clock;
@@ -94,9 +105,15 @@ final class RestDiscovery implements HttpHandler {
     }
     DiscoveryRequest req;
     try (InputStream in = ex.getRequestBody()) {
-      byte[] body = in.readNBytes(MAX_BODY + 1);
-      if (body.length > MAX_BODY) {
-        text(ex, 413, "request body larger than " + MAX_BODY + " bytes\n");
+      if (declaredLength(ex) > maxBody) {
+        // Refused before a byte is read; the JDK closes the connection rather than drain it.
+        text(ex, 413, "request body larger than " + maxBody + " bytes\n");
+        return;
+      }
+      byte[] body = in.readNBytes(maxBody + 1);
+      http.requestRead();
+      if (body.length > maxBody) {
+        text(ex, 413, "request body larger than " + maxBody + " bytes\n");
         return;
       }
       DiscoveryRequest.Builder b = DiscoveryRequest.newBuilder();
@@ -134,7 +151,31 @@ final class RestDiscovery implements HttpHandler {
       empty(ex, 304);
       return;
     }
+    if (held.incrementAndGet() > maxHeld) {
+      held.decrementAndGet();
+      hub.metrics().boundRefused("max_rest_long_polls");
+      // Answered now, as a full server: the client polls again after Retry-After, or elsewhere.
+      ex.getResponseHeaders().set("Retry-After", "1");
+      text(ex, 503, "this server holds its maximum of " + maxHeld + " long polls; retry, or "
+          + "use another replica\n");
+      return;
+    }
     new Held(ex, stream, wait).start();
+  }
+
+  /** Long polls held now. */
+  int held() {
+    return held.get();
+  }
+
+  /** The request's Content-Length, or -1 (none, or chunked). */
+  private static long declaredLength(HttpExchange ex) {
+    String v = ex.getRequestHeaders().getFirst("Content-Length");
+    try {
+      return v == null ? -1 : Long.parseLong(v.trim());
+    } catch (NumberFormatException e) {
+      return -1;
+    }
   }
 
   /**
@@ -236,6 +277,7 @@ final class RestDiscovery implements HttpHandler {
         return;
       }
       done = true;
+      held.decrementAndGet();
       hub.unregister(this);
       if (timeout != null) {
         timeout.cancel(false);

@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import javax.net.ssl.SSLParameters;
 
 /**
@@ -18,14 +16,19 @@ import javax.net.ssl.SSLParameters;
  */
 final class RestHttpServer implements AutoCloseable {
   private final HttpServer server;
-  private final ExecutorService executor;
+  private final HttpExecutor executor;
 
-  RestHttpServer(InetSocketAddress address, RestDiscovery discovery, ServerTls tls)
-      throws IOException {
+  /**
+   * @param executor its threads, queue and request timeout (see {@link HttpExecutor}), the one
+   *     {@code discovery} marks its requests read on; closed with this server
+   */
+  RestHttpServer(InetSocketAddress address, RestDiscovery discovery, ServerTls tls,
+      HttpExecutor executor) throws IOException {
+    this.executor = executor;
     if (tls == null) {
-      server = HttpServer.create(address, 64);
+      server = HttpServer.create(address, 1024);
     } else {
-      HttpsServer https = HttpsServer.create(address, 64);
+      HttpsServer https = HttpsServer.create(address, 1024);
       try {
         https.setHttpsConfigurator(new HttpsConfigurator(tls.sslContext()) {
           @Override
@@ -41,21 +44,16 @@ final class RestHttpServer implements AutoCloseable {
       }
       server = https;
     }
-    executor = Executors.newFixedThreadPool(2, r -> {
-      Thread t = new Thread(r, "meridian-rest");
-      t.setDaemon(true);
-      return t;
-    });
     server.setExecutor(executor);
-    server.createContext(RestDiscovery.PREFIX, discovery);
-    server.createContext("/", ex -> {
+    server.createContext(RestDiscovery.PREFIX, discovery); // marks its request read itself
+    server.createContext("/", executor.handler(ex -> {
       byte[] body = ("not found: " + ex.getRequestURI().getPath() + " (this port serves POST "
           + RestDiscovery.PREFIX + "<type>)\n").getBytes(StandardCharsets.UTF_8);
       ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
       ex.sendResponseHeaders(404, body.length);
       ex.getResponseBody().write(body);
       ex.close();
-    });
+    }));
     server.start();
   }
 
@@ -66,6 +64,6 @@ final class RestHttpServer implements AutoCloseable {
   @Override
   public void close() {
     server.stop(0);
-    executor.shutdownNow();
+    executor.close();
   }
 }

@@ -52,9 +52,17 @@ final class StreamHandler<Q extends Message, R extends Message>
   private final StreamEvents events;
   /** Whether {@link StreamEvents#opened} was reported (at the first request with a node). */
   private boolean opened;
+  /** The requests this stream may still send ({@code --max-request-rate}); null: no limit. */
+  private final RequestBudget budget;
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
       SerialExecutor executor, String description, Clock clock) {
+    this(hub, stream, responses, executor, description, clock, null);
+  }
+
+  StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
+      SerialExecutor executor, String description, Clock clock, RequestBudget budget) {
+    this.budget = budget;
     this.hub = hub;
     this.stream = stream;
     this.responses = (ServerCallStreamObserver<R>) responses;
@@ -73,6 +81,15 @@ final class StreamHandler<Q extends Message, R extends Message>
   public void onNext(Q request) {
     executor.execute(() -> {
       if (!done) {
+        if (budget != null && !budget.take(System.nanoTime())) {
+          // Closed, not slowed: a client this far over its rate is broken or hostile, and a
+          // queue of its requests would cost memory the other streams need.
+          String why = "more than " + budget.limit() + " requests a second on average (the server's request rate limit)";
+          hub.metrics().boundRefused("max_request_rate");
+          finish("closed by server: RESOURCE_EXHAUSTED: " + why);
+          responses.onError(Status.RESOURCE_EXHAUSTED.withDescription(why).asRuntimeException());
+          return;
+        }
         telemetry.request(stream.requestType(request));
         DiscoveryHub.Served now = hub.served();
         generation = Math.max(generation, now.generation());
@@ -194,6 +211,9 @@ final class StreamHandler<Q extends Message, R extends Message>
       if (o instanceof Outcome.Send s) {
         R r = (R) s.response();
         telemetry.sent(s.type(), r.getSerializedSize());
+        if (budget != null) {
+          budget.responded();
+        }
         if (opened) {
           events.sent(telemetry.info, stream.node(), stream.group(), s.type(), r);
         }

@@ -60,6 +60,16 @@ public final class XdsServices {
    */
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats, boolean plaintextSecrets) {
+    return all(hub, clock, pool, heartbeats, plaintextSecrets, 0);
+  }
+
+  /**
+   * As {@link #all(DiscoveryHub, Clock, Executor, HeartbeatPolicy, boolean)}, each stream closed
+   * RESOURCE_EXHAUSTED when it sends more than {@code maxRequestRate} requests a second on
+   * average (see {@link RequestBudget}); 0: no limit.
+   */
+  public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
+      HeartbeatPolicy heartbeats, boolean plaintextSecrets, int maxRequestRate) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     // One cache of request name lists each for the SotW and the Delta methods of this server.
     // And one cache each of whole-type response bodies encoded once (SotW, Delta).
@@ -73,16 +83,16 @@ public final class XdsServices {
         SharedBodyMarshaller.delta(
             AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getResponseMarshaller()));
     defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool,
-        heartbeats, plaintextSecrets, m));
+        heartbeats, plaintextSecrets, m, maxRequestRate));
     PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats,
-        plaintextSecrets, m)));
+        plaintextSecrets, m, maxRequestRate)));
     return defs;
   }
 
   @SuppressWarnings("unchecked")
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
       DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats,
-      boolean plaintextSecrets, Marshallers marshallers) {
+      boolean plaintextSecrets, Marshallers marshallers, int maxRequestRate) {
     // The stream methods parse requests with a shared-names marshaller: a new descriptor, same schema.
     ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(sd.getName())
         .setSchemaDescriptor(sd.getSchemaDescriptor());
@@ -112,7 +122,8 @@ public final class XdsServices {
                     .withIdentity(PeerAddress.identity(), plaintextSecrets)
                     .withControlPlane(hub.controlPlane())
                     .withHeartbeats(heartbeats), responses,
-                new SerialExecutor(pool), m.getFullMethodName(), clock)));
+                new SerialExecutor(pool), m.getFullMethodName(), clock,
+                budget(maxRequestRate))));
       } else if (method.startsWith("Delta")) {
         b.addMethod((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
@@ -121,12 +132,17 @@ public final class XdsServices {
                     .withIdentity(PeerAddress.identity(), plaintextSecrets)
                     .withControlPlane(hub.controlPlane())
                     .withHeartbeats(heartbeats), responses,
-                new SerialExecutor(pool), m.getFullMethodName(), clock)));
+                new SerialExecutor(pool), m.getFullMethodName(), clock,
+                budget(maxRequestRate))));
       } else {
         b.addMethod((MethodDescriptor<Object, Object>) m, unimplemented(m));
       }
     }
     return b.build();
+  }
+
+  private static RequestBudget budget(int maxRequestRate) {
+    return maxRequestRate <= 0 ? null : new RequestBudget(maxRequestRate, System.nanoTime());
   }
 
   /** The marshallers every xDS service of one server shares (and their caches). */

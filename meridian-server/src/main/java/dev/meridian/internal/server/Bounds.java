@@ -1,0 +1,99 @@
+package dev.meridian.internal.server;
+
+import java.time.Duration;
+
+/**
+ * What one client may take of a server (issue 25, docs/reliability.md "Bounds"). The defaults
+ * leave room for a fleet of 10,000+ clients on one server and stop a single abusive one.
+ *
+ * @param maxStreams xDS streams open at once on the server; beyond, RESOURCE_EXHAUSTED
+ * @param maxStreamsPerConnection HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of each connection
+ * @param maxRequestRate requests per second a stream may send on average; it may burst ten
+ *     seconds' worth, and each response it is sent allows one more request (its ACK)
+ * @param maxRequestBytes largest request message (gRPC) or body (REST-JSON)
+ * @param maxStreamResets RST_STREAM frames a connection may send per 10 s (rapid reset)
+ * @param httpThreads threads of each HTTP port (admin, REST-JSON)
+ * @param httpQueue requests of each HTTP port waiting for a thread; beyond, the connection closes
+ * @param httpRequestTimeout time to send a request's headers (REST: and body); its response then
+ *     has six times that to be written
+ * @param maxRestLongPolls REST-JSON polls held at once; beyond, 503 with Retry-After
+ */
+public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequestRate,
+    int maxRequestBytes, int maxStreamResets, int httpThreads, int httpQueue,
+    Duration httpRequestTimeout, int maxRestLongPolls) {
+  public static final int DEFAULT_MAX_STREAMS = 100_000;
+  public static final int DEFAULT_MAX_STREAMS_PER_CONNECTION = 1000;
+  public static final int DEFAULT_MAX_REQUEST_RATE = 100;
+  public static final int DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+  public static final int DEFAULT_MAX_STREAM_RESETS = 200;
+  public static final int DEFAULT_HTTP_THREADS = 64;
+  public static final int DEFAULT_HTTP_QUEUE = 256;
+  public static final Duration DEFAULT_HTTP_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+  public static final int DEFAULT_MAX_REST_LONG_POLLS = 50_000;
+  /** The window {@link #maxStreamResets} counts over. */
+  public static final int RESET_WINDOW_SECONDS = 10;
+
+  public static final Bounds DEFAULT = new Bounds(DEFAULT_MAX_STREAMS,
+      DEFAULT_MAX_STREAMS_PER_CONNECTION, DEFAULT_MAX_REQUEST_RATE, DEFAULT_MAX_REQUEST_BYTES,
+      DEFAULT_MAX_STREAM_RESETS, DEFAULT_HTTP_THREADS, DEFAULT_HTTP_QUEUE,
+      DEFAULT_HTTP_REQUEST_TIMEOUT, DEFAULT_MAX_REST_LONG_POLLS);
+
+  public Bounds {
+    positive("max streams", maxStreams);
+    positive("max streams per connection", maxStreamsPerConnection);
+    positive("max request rate", maxRequestRate);
+    positive("max request bytes", maxRequestBytes);
+    positive("max stream resets", maxStreamResets);
+    positive("HTTP threads", httpThreads);
+    if (httpQueue < 0) {
+      throw new IllegalArgumentException("the HTTP queue cannot be negative: " + httpQueue);
+    }
+    if (httpRequestTimeout == null || httpRequestTimeout.isNegative()
+        || httpRequestTimeout.isZero()) {
+      throw new IllegalArgumentException("the HTTP request timeout must be positive: "
+          + httpRequestTimeout);
+    }
+    positive("max REST long polls", maxRestLongPolls);
+  }
+
+  private static void positive(String what, int v) {
+    if (v < 1) {
+      throw new IllegalArgumentException(what + " must be at least 1: " + v);
+    }
+  }
+
+  public Bounds withMaxStreams(int v) {
+    return new Bounds(v, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+  }
+
+  public Bounds withMaxStreamsPerConnection(int v) {
+    return new Bounds(maxStreams, v, maxRequestRate, maxRequestBytes, maxStreamResets,
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+  }
+
+  public Bounds withMaxRequestRate(int v) {
+    return new Bounds(maxStreams, maxStreamsPerConnection, v, maxRequestBytes, maxStreamResets,
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+  }
+
+  public Bounds withMaxRequestBytes(int v) {
+    return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, v, maxStreamResets,
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+  }
+
+  public Bounds withMaxStreamResets(int v) {
+    return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes, v,
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+  }
+
+  public Bounds withHttp(int threads, int queue, Duration requestTimeout) {
+    return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
+        maxStreamResets, threads, queue, requestTimeout, maxRestLongPolls);
+  }
+
+  public Bounds withMaxRestLongPolls(int v) {
+    return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, v);
+  }
+}

@@ -1,0 +1,380 @@
+package dev.meridian.internal.server;
+
+import static dev.meridian.internal.server.OpsFixture.await;
+import static dev.meridian.xds.ResourceType.CLUSTER;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.meridian.testing.RawXdsClient;
+import io.envoyproxy.envoy.config.cluster.v3.Cluster;
+import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 25, "Bounds": each bound stops the client that crosses it, over real loopback sockets,
+ * while the other clients notice nothing (they keep their streams and get the next push).
+ */
+class BoundsTest {
+  @TempDir Path dir;
+  OpsFixture f;
+  final List<ManagedChannel> channels = new ArrayList<>();
+  final List<Socket> sockets = new ArrayList<>();
+
+  OpsFixture start(UnaryOperator<Bounds> bounds) throws Exception {
+    f = new OpsFixture(dir, o -> o.withBounds(bounds.apply(Bounds.DEFAULT)).withRestPort(0));
+    return f;
+  }
+
+  /** A channel of its own: a connection of its own. */
+  ManagedChannel connection() {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", f.server.xdsPort())
+        .usePlaintext().build();
+    channels.add(ch);
+    return ch;
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (Socket s : sockets) {
+      s.close();
+    }
+    for (ManagedChannel ch : channels) {
+      ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    if (f != null) {
+      f.close();
+    }
+  }
+
+  /** A client that subscribed to CDS and ACKed: it must get the next push and stay open. */
+  static RawXdsClient.Sotw subscribed(ManagedChannel ch, String node) throws Exception {
+    RawXdsClient.Sotw c = RawXdsClient.sotwAds(ch, node);
+    c.ack(c.subscribe(CLUSTER));
+    return c;
+  }
+
+  /** {@code meridian_bounds_refused_total} for {@code bound}; 0 when not yet exported. */
+  double refusedCount(String bound) {
+    for (String line : f.server.hub().metrics().render().split("\n")) {
+      if (line.startsWith("meridian_bounds_refused_total{bound=\"" + bound + "\"}")) {
+        return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return 0;
+  }
+
+  /** The others noticed nothing: each is open and gets the push of a reload. */
+  void othersGetTheNextPush(RawXdsClient.Sotw... others) throws Exception {
+    f.reload(OpsFixture.config("7s"));
+    for (RawXdsClient.Sotw c : others) {
+      assertThat(connectTimeoutOfV1(c.take(CLUSTER))).isEqualTo(7);
+      assertThat(c.closed()).isNotDone();
+    }
+  }
+
+  static long connectTimeoutOfV1(DiscoveryResponse r) throws Exception {
+    for (var any : r.getResourcesList()) {
+      Cluster c = any.unpack(Cluster.class);
+      if (c.getName().equals("greeter-v1")) {
+        return c.getConnectTimeout().getSeconds();
+      }
+    }
+    throw new AssertionError("no greeter-v1 in " + r);
+  }
+
+  @Test
+  void streamBeyondMaxStreamsIsRefusedWithResourceExhausted() throws Exception {
+    start(b -> b.withMaxStreams(3));
+    ManagedChannel ch = connection();
+    RawXdsClient.Sotw a = subscribed(ch, "a");
+    RawXdsClient.Sotw b = subscribed(connection(), "b");
+    RawXdsClient.Sotw c = subscribed(ch, "c");
+    RawXdsClient.Sotw fourth = RawXdsClient.sotwAds(ch, "d");
+    fourth.send(CLUSTER, "", "");
+    Status refused = fourth.awaitClose();
+    assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(refused.getDescription()).contains("maximum of 3 streams");
+    assertThat(refusedCount("max_streams")).isEqualTo(1.0);
+    othersGetTheNextPush(a, b, c);
+    // The count follows streams that end: a freed place takes a new stream.
+    a.close();
+    await("a's stream ended", () -> a.closed().isDone());
+    RawXdsClient.Sotw again = RawXdsClient.sotwAds(connection(), "e");
+    assertThat(again.subscribe(CLUSTER).getResourcesCount()).isEqualTo(2);
+  }
+
+  @Test
+  void streamBeyondMaxStreamsPerConnectionWaitsForAPlaceWhileOtherConnectionsAreServed()
+      throws Exception {
+    start(b -> b.withMaxStreamsPerConnection(2));
+    ManagedChannel crowded = connection();
+    RawXdsClient.Sotw a = subscribed(crowded, "a");
+    RawXdsClient.Sotw b = subscribed(crowded, "b");
+    RawXdsClient.Sotw third = RawXdsClient.sotwAds(crowded, "third");
+    third.send(CLUSTER, "", "");
+    // Opened after the third, on another connection, and answered: the third one waits.
+    RawXdsClient.Sotw elsewhere = subscribed(connection(), "elsewhere");
+    third.expectNoResponse();
+    assertThat(third.closed()).isNotDone();
+    a.close();
+    assertThat(third.take(CLUSTER).getResourcesCount()).isEqualTo(2);
+    othersGetTheNextPush(b, elsewhere);
+  }
+
+  @Test
+  void streamOverItsRequestRateIsClosedWithResourceExhausted() throws Exception {
+    start(b -> b.withMaxRequestRate(5)); // a burst of 50
+    ManagedChannel ch = connection();
+    RawXdsClient.Sotw sameConnection = subscribed(ch, "quiet-1");
+    RawXdsClient.Sotw otherConnection = subscribed(connection(), "quiet-2");
+    RawXdsClient.Sotw spammer = RawXdsClient.sotwAds(ch, "spammer");
+    DiscoveryResponse cds = spammer.subscribe(CLUSTER);
+    for (int i = 0; i < 200 && !spammer.closed().isDone(); i++) {
+      spammer.ack(cds); // an ACK the server did not ask for: nothing is sent back
+    }
+    Status closed = spammer.awaitClose();
+    assertThat(closed.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(closed.getDescription()).contains("more than 5 requests a second");
+    assertThat(refusedCount("max_request_rate")).isEqualTo(1.0);
+    othersGetTheNextPush(sameConnection, otherConnection);
+  }
+
+  @Test
+  void acksOfPushesNeverCountAgainstTheRequestRate() throws Exception {
+    start(b -> b.withMaxRequestRate(1)); // a burst of 10
+    RawXdsClient.Sotw c = subscribed(connection(), "busy");
+    // Thirty pushes in quick succession, each ACKed: three times the burst, all the server's doing.
+    for (int i = 0; i < 30; i++) {
+      f.reload(OpsFixture.config((10 + i) + "s"));
+      DiscoveryResponse pushed = c.take(CLUSTER);
+      assertThat(connectTimeoutOfV1(pushed)).isEqualTo(10 + i);
+      c.ack(pushed);
+    }
+    assertThat(c.closed()).isNotDone();
+  }
+
+  @Test
+  void requestLargerThanMaxRequestBytesFailsOnlyItsStream() throws Exception {
+    start(b -> b.withMaxRequestBytes(64 * 1024));
+    ManagedChannel ch = connection();
+    RawXdsClient.Sotw sameConnection = subscribed(ch, "small");
+    RawXdsClient.Sotw big = RawXdsClient.sotwAds(ch, "big");
+    DiscoveryRequest.Builder request = DiscoveryRequest.newBuilder().setTypeUrl(CLUSTER.typeUrl());
+    for (int i = 0; i < 2000; i++) {
+      request.addResourceNames("cluster-with-a-rather-long-name-" + i);
+    }
+    assertThat(request.build().getSerializedSize()).isGreaterThan(64 * 1024);
+    big.send(request);
+    assertThat(big.awaitClose().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    othersGetTheNextPush(sameConnection);
+    // REST-JSON: the same bound on the body, refused from its Content-Length.
+    HttpResponse<String> r = f.http.send(HttpRequest.newBuilder(URI.create(
+            "http://127.0.0.1:" + f.server.restPort() + "/v3/discovery:clusters"))
+        .POST(HttpRequest.BodyPublishers.ofString("{\"node\": {\"id\": \"big\"}, \"version_info\": \""
+            + "x".repeat(70 * 1024) + "\"}")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(413);
+  }
+
+  @Test
+  void rapidResetClosesTheResettingConnectionOnly() throws Exception {
+    start(b -> b.withMaxStreamResets(20));
+    ManagedChannel resetting = connection();
+    RawXdsClient.Sotw victim = subscribed(resetting, "on-the-resetting-connection");
+    RawXdsClient.Sotw other = subscribed(connection(), "other");
+    for (int i = 0; i < 200 && !victim.closed().isDone(); i++) {
+      ClientCall<DiscoveryRequest, DiscoveryResponse> call = resetting.newCall(
+          AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod(), CallOptions.DEFAULT);
+      call.start(new ClientCall.Listener<>() {}, new Metadata());
+      call.sendMessage(DiscoveryRequest.newBuilder().setTypeUrl(CLUSTER.typeUrl()).build());
+      call.cancel("reset", null); // HEADERS, DATA, RST_STREAM: the rapid reset pattern
+    }
+    // The connection got a GOAWAY (ENHANCE_YOUR_CALM): its streams end, the client reconnects.
+    Status cut = victim.awaitClose();
+    assertThat(cut.isOk()).isFalse();
+    othersGetTheNextPush(other);
+  }
+
+  /** HTTP/2 by hand: the client preface and SETTINGS, then PING after PING. */
+  @Test
+  void pingFloodGetsGoAwayEnhanceYourCalm() throws Exception {
+    start(b -> b);
+    RawXdsClient.Sotw other = subscribed(connection(), "other");
+    Socket s = socket(f.server.xdsPort());
+    OutputStream out = s.getOutputStream();
+    out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    out.write(frame(4, 0, new byte[0])); // SETTINGS
+    for (int i = 0; i < 10; i++) {
+      out.write(frame(6, 0, new byte[8])); // PING; 5 s apart is the most accepted
+    }
+    out.flush();
+    // Read frames until the GOAWAY; its error code is bytes 4..7 of the payload.
+    DataInputStream in = new DataInputStream(s.getInputStream());
+    int goAwayError = -1;
+    while (goAwayError < 0) {
+      int length = (in.readUnsignedByte() << 16) | in.readUnsignedShort();
+      int type = in.readUnsignedByte();
+      in.readUnsignedByte(); // flags
+      in.readInt(); // stream id
+      byte[] payload = in.readNBytes(length);
+      if (type == 7) {
+        goAwayError = ((payload[4] & 0xff) << 24) | ((payload[5] & 0xff) << 16)
+            | ((payload[6] & 0xff) << 8) | (payload[7] & 0xff);
+      }
+    }
+    assertThat(goAwayError).isEqualTo(0xb); // ENHANCE_YOUR_CALM
+    othersGetTheNextPush(other);
+  }
+
+  private static byte[] frame(int type, int flags, byte[] payload) {
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    b.write(payload.length >>> 16);
+    b.write(payload.length >>> 8);
+    b.write(payload.length);
+    b.write(type);
+    b.write(flags);
+    b.writeBytes(new byte[4]); // stream 0
+    b.writeBytes(payload);
+    return b.toByteArray();
+  }
+
+  @Test
+  void slowlorisDoesNotStarveReadyz() throws Exception {
+    start(b -> b);
+    // More slow clients than the two threads the admin port had: each holds one thread.
+    for (int i = 0; i < 20; i++) {
+      slowClient(f.server.httpPort());
+    }
+    for (int i = 0; i < 5; i++) {
+      HttpResponse<String> r = f.http.send(HttpRequest.newBuilder(URI.create(
+              "http://127.0.0.1:" + f.server.httpPort() + "/readyz"))
+          .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void requestNotSentWithinHttpRequestTimeoutIsCut() throws Exception {
+    start(b -> b.withHttp(2, 8, Duration.ofMillis(500)));
+    // As many slow clients as threads: /readyz waits for the watchdog to free one.
+    Socket first = slowClient(f.server.httpPort());
+    Socket second = slowClient(f.server.httpPort());
+    HttpResponse<String> r = f.get("/readyz");
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertClosedWithin(first, Duration.ofSeconds(5));
+    assertClosedWithin(second, Duration.ofSeconds(5));
+    await("both cuts counted", () -> refusedCount("http_request_timeout") == 2);
+  }
+
+  @Test
+  void connectionBeyondHttpThreadsAndQueueIsClosed() throws Exception {
+    start(b -> b.withHttp(1, 1, Duration.ofSeconds(30)));
+    List<Socket> slow = List.of(slowClient(f.server.httpPort()), slowClient(f.server.httpPort()),
+        slowClient(f.server.httpPort()));
+    // One thread, one place in the queue: one of three is closed at once, not after 30 s.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    int closed = 0;
+    while (closed == 0) {
+      assertThat(System.nanoTime()).as("a connection closed within 10 s").isLessThan(deadline);
+      for (Socket s : slow) {
+        if (closedWithin(s, Duration.ofMillis(50))) {
+          closed++;
+        }
+      }
+    }
+    assertThat(closed).isEqualTo(1);
+    assertThat(refusedCount("http_queue")).isEqualTo(1.0);
+  }
+
+  @Test
+  void restLongPollBeyondMaxRestLongPollsIs503WithRetryAfter() throws Exception {
+    start(b -> b.withMaxRestLongPolls(2));
+    String url = "http://127.0.0.1:" + f.server.restPort() + "/v3/discovery:clusters";
+    HttpResponse<String> first = f.http.send(post(url, ""), HttpResponse.BodyHandlers.ofString());
+    assertThat(first.statusCode()).isEqualTo(200);
+    String version = RestAndFilesTest.parse(first.body()).getVersionInfo();
+    HttpRequest poll = HttpRequest.newBuilder(URI.create(url)).header("Prefer", "wait=30")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"node\": {\"id\": \"poller\"}, "
+            + "\"version_info\": \"" + version + "\"}")).build();
+    CompletableFuture<HttpResponse<String>> a = f.http.sendAsync(poll,
+        HttpResponse.BodyHandlers.ofString());
+    CompletableFuture<HttpResponse<String>> b = f.http.sendAsync(poll,
+        HttpResponse.BodyHandlers.ofString());
+    await("two polls held", () -> f.server.restLongPolls() == 2);
+    HttpResponse<String> third = f.http.send(poll, HttpResponse.BodyHandlers.ofString());
+    assertThat(third.statusCode()).isEqualTo(503);
+    assertThat(third.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(refusedCount("max_rest_long_polls")).isEqualTo(1.0);
+    // The held ones notice nothing: the next change answers them.
+    f.reload(OpsFixture.config("7s"));
+    assertThat(a.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(b.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    await("no poll held", () -> f.server.restLongPolls() == 0);
+  }
+
+  private static HttpRequest post(String url, String extra) {
+    return HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.ofString(
+        "{\"node\": {\"id\": \"poller\"}" + extra + "}")).build();
+  }
+
+  /** A client that starts a request and never finishes its headers. */
+  Socket slowClient(int port) throws IOException {
+    Socket s = socket(port);
+    s.getOutputStream().write("GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a"
+        .getBytes(StandardCharsets.US_ASCII));
+    s.getOutputStream().flush();
+    return s;
+  }
+
+  Socket socket(int port) throws IOException {
+    Socket s = new Socket("127.0.0.1", port);
+    sockets.add(s);
+    return s;
+  }
+
+  static void assertClosedWithin(Socket s, Duration bound) throws IOException {
+    assertThat(closedWithin(s, bound)).as("closed within " + bound).isTrue();
+  }
+
+  /** Whether the server closed {@code s} (EOF or reset) within {@code bound}. */
+  static boolean closedWithin(Socket s, Duration bound) throws IOException {
+    s.setSoTimeout((int) bound.toMillis());
+    InputStream in = s.getInputStream();
+    try {
+      return in.read() < 0; // nothing is ever answered to an unfinished request
+    } catch (SocketTimeoutException e) {
+      return false;
+    } catch (EOFException e) {
+      return true;
+    } catch (IOException e) {
+      return true; // reset
+    }
+  }
+}
