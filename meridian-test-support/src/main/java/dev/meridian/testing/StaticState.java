@@ -45,6 +45,8 @@ public final class StaticState {
   public static final Map<String, String> ALLOWED = Map.of(
       "dev.meridian.internal.config.JsonConfig#NOT_JSON",
       "a stackless control-flow exception without suppression or cause: it carries no data",
+      "dev.meridian.internal.config.BlockYaml#DECLINE",
+      "a stackless control-flow exception without suppression or cause: it carries no data",
       "dev.meridian.internal.config.YamlTree#SCHEMA",
       "a YAML schema: its resolver rules are fixed when it is built and only read after");
 

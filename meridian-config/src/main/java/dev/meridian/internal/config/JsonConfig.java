@@ -403,8 +403,11 @@ final class JsonConfig {
     return NOT_JSON;
   }
 
-  /** A value of the file's structure, or of a resource parsed on a cache miss. */
-  private static final class Node extends ConfigNode {
+  /**
+   * A value of the file's structure, or of a resource parsed on a cache miss; also what
+   * {@link BlockYaml} reads.
+   */
+  static final class Node extends ConfigNode {
     final int line;
     final int column;
     final Kind kind;

@@ -180,9 +180,11 @@ final class YamlOutline {
   private boolean parse(List<Element> batch) {
     Element first = batch.get(0);
     Element last = batch.get(batch.size() - 1);
-    List<ConfigNode> trees = batch.size() == 1 ? null : YamlTree.readElements(
-        text.substring(starts[first.lineOffset], starts[last.endLine]), first.lineOffset,
-        batch.size());
+    String lines = text.substring(starts[first.lineOffset], starts[last.endLine]);
+    List<ConfigNode> trees = BlockYaml.readElements(lines, first.lineOffset, batch.size());
+    if (trees == null && batch.size() > 1) {
+      trees = YamlTree.readElements(lines, first.lineOffset, batch.size());
+    }
     if (trees == null) {
       return batch.stream().allMatch(Element::parse); // one by one: each must read alone
     }

@@ -37,6 +37,17 @@ final class YamlTree {
     return compose(text).map(n -> (ConfigNode) new YamlNode(n, 0)).orElse(null);
   }
 
+  /**
+   * What a plain scalar is by YAML 1.2's core schema, exactly as this reader resolves it: null
+   * (kind NULL), bool, int, float or string; null for anything else (a merge key, an ${ENV}).
+   */
+  static ConfigNode.Core corePlain(String value) {
+    Tag t = SCHEMA.getScalarResolver().resolve(value, true);
+    return t.equals(Tag.NULL) ? ConfigNode.Core.NULL : t.equals(Tag.BOOL) ? ConfigNode.Core.BOOL
+        : t.equals(Tag.INT) ? ConfigNode.Core.INT : t.equals(Tag.FLOAT) ? ConfigNode.Core.FLOAT
+        : t.equals(Tag.STR) ? ConfigNode.Core.STRING : null;
+  }
+
   /** Whether {@code node} was read by this reader (the whole file, or one element). */
   static boolean isYamlTree(ConfigNode node) {
     return node instanceof YamlNode;
