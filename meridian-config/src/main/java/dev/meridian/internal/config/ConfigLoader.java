@@ -211,7 +211,7 @@ public final class ConfigLoader {
         if (b == null) {
           throw new IOException(contents.unreadable().get(file));
         }
-        text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(b)).toString();
+        text = decode(b);
       } catch (IOException e) {
         problems.add(file + ": cannot read: " + e.getMessage());
         continue;
@@ -885,6 +885,16 @@ public final class ConfigLoader {
       }
       return !reader.problems().isEmpty();
     }
+  }
+
+  /** UTF-8, strictly: a malformed byte is an error, not a replacement character. */
+  private static String decode(byte[] b) throws IOException {
+    for (byte x : b) {
+      if (x < 0) {
+        return StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(b)).toString();
+      }
+    }
+    return new String(b, StandardCharsets.US_ASCII); // most configs: no copy through a CharBuffer
   }
 
   private static boolean isJson(Path file) {
