@@ -35,6 +35,9 @@ final class BlockYaml {
   private final int[] end;
   private final int[] indent;
   private final int lines;
+  /** How deep the node being read is: recursion is bounded. */
+  private int depth;
+  private static final int MAX_DEPTH = 100;
 
   private BlockYaml(String s, int lineOffset, int[] start, int[] end, int[] indent, int lines) {
     this.s = s;
@@ -180,6 +183,18 @@ final class BlockYaml {
    * key's ':' only a one-line value may (the YAML reader rejects the rest).
    */
   private ConfigNode node(int line, int col, int parent, int[] next, boolean block)
+      throws Decline {
+    if (++depth > MAX_DEPTH) {
+      throw DECLINE; // deeper than configs go: the YAML reader bounds it
+    }
+    try {
+      return nodeAt(line, col, parent, next, block);
+    } finally {
+      depth--;
+    }
+  }
+
+  private ConfigNode nodeAt(int line, int col, int parent, int[] next, boolean block)
       throws Decline {
     boolean dash = dashAt(line, col);
     boolean key = !dash && keyEnd(line, start[line] + col) >= 0;
@@ -359,6 +374,17 @@ final class BlockYaml {
 
   /** A one-line flow collection at {@code at[0]}; {@code at[0]} moves past it. */
   private ConfigNode flow(int line, int[] at, int e) throws Decline {
+    if (++depth > MAX_DEPTH) {
+      throw DECLINE;
+    }
+    try {
+      return flowAt(line, at, e);
+    } finally {
+      depth--;
+    }
+  }
+
+  private ConfigNode flowAt(int line, int[] at, int e) throws Decline {
     int open = at[0];
     boolean map = s.charAt(open) == '{';
     char close = map ? '}' : ']';
