@@ -320,7 +320,11 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     if (s.isBlank()) {
       throw new BootstrapException(parent + "." + name, "must name a file");
     }
-    return Path.of(s);
+    try {
+      return Path.of(s);
+    } catch (java.nio.file.InvalidPathException e) { // a NUL in the name, found by fuzzing
+      throw new BootstrapException(parent + "." + name, "is not a file name: " + e.getReason());
+    }
   }
 
   private static List<String> features(JsonElement e, String field) throws BootstrapException {
