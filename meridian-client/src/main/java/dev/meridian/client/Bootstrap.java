@@ -250,7 +250,11 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
       if (!c.isJsonObject() || !c.getAsJsonObject().has("type")) {
         throw new BootstrapException(field, "every entry needs a \"type\"");
       }
-      String type = c.getAsJsonObject().get("type").getAsString();
+      // A string: getAsString threw UnsupportedOperationException on an object (found by fuzzing)
+      String type = optString(c.getAsJsonObject(), "type", field + "[" + i + "]");
+      if (type == null) {
+        throw new BootstrapException(field, "every entry needs a \"type\"");
+      }
       seen.add(type);
       // gRFC A27: use the first type this client supports, ignore the others.
       switch (type) {

@@ -234,4 +234,14 @@ class BootstrapTest {
         .isInstanceOfSatisfying(BootstrapException.class, e -> assertThat(e.field())
             .isEqualTo("xds_servers[0].channel_creds[0].config.ca_certificate_file"));
   }
+
+  // Issue 25, found by fuzzing: a channel_creds type that is not a string threw
+  // UnsupportedOperationException out of fromJson.
+  @Test
+  void aChannelCredsTypeThatIsNotAStringIsRefusedNamingTheField() {
+    assertThatThrownBy(() -> Bootstrap.fromJson("{\"xds_servers\": [{\"server_uri\": \"a:1\", "
+        + "\"channel_creds\": [{\"type\": {\"tls\": 1}}]}]}"))
+        .isInstanceOfSatisfying(BootstrapException.class, e -> assertThat(e.field())
+            .isEqualTo("xds_servers[0].channel_creds[0].type"));
+  }
 }
