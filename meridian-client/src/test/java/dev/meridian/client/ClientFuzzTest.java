@@ -12,7 +12,6 @@ import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 
@@ -62,7 +61,8 @@ class ClientFuzzTest {
       client.watchAll(ResourceType.CLUSTER, new RecordingWatcher());
       client.watch(ResourceType.ENDPOINT, "a", new RecordingWatcher());
       client.watch(ResourceType.LISTENER, "l", new RecordingWatcher());
-      Map<ResourceType, String> accepted = new EnumMap<>(ResourceType.class);
+      // Per stream and type: on per-type streams a response may name another stream's type.
+      Map<String, String> accepted = new java.util.HashMap<>();
       int at = 1;
       while (at + 2 <= input.length) {
         int call = input[at] & 0xff;
@@ -79,7 +79,7 @@ class ClientFuzzTest {
   }
 
   private static void respondSotw(FakeTransport transport, int call, byte[] message,
-      Map<ResourceType, String> accepted) {
+      Map<String, String> accepted) {
     DiscoveryResponse r;
     try {
       r = DiscoveryResponse.parseFrom(message);
@@ -88,6 +88,7 @@ class ClientFuzzTest {
     }
     var calls = transport.sotwCalls;
     var c = calls.get(call % calls.size());
+    String stream = (call % calls.size()) + "/";
     List<DiscoveryRequest> before = new ArrayList<>(c.requests);
     c.respond(r);
     ResourceType type = ResourceType.fromTypeUrl(r.getTypeUrl()).orElse(null);
@@ -106,11 +107,11 @@ class ClientFuzzTest {
     DiscoveryRequest answer = forIt.get(0);
     if (answer.hasErrorDetail()) {
       assertThat(answer.getVersionInfo()).as("a NACK carries the version last accepted")
-          .isEqualTo(accepted.getOrDefault(type, ""));
+          .isEqualTo(accepted.getOrDefault(stream + type, ""));
     } else {
       assertThat(answer.getVersionInfo()).as("an ACK carries the response's version")
           .isEqualTo(r.getVersionInfo());
-      accepted.put(type, r.getVersionInfo());
+      accepted.put(stream + type, r.getVersionInfo());
     }
   }
 
