@@ -250,7 +250,11 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
       if (!c.isJsonObject() || !c.getAsJsonObject().has("type")) {
         throw new BootstrapException(field, "every entry needs a \"type\"");
       }
-      String type = c.getAsJsonObject().get("type").getAsString();
+      // A string: getAsString threw UnsupportedOperationException on an object (found by fuzzing)
+      String type = optString(c.getAsJsonObject(), "type", field + "[" + i + "]");
+      if (type == null) {
+        throw new BootstrapException(field, "every entry needs a \"type\"");
+      }
       seen.add(type);
       // gRFC A27: use the first type this client supports, ignore the others.
       switch (type) {
@@ -320,7 +324,11 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     if (s.isBlank()) {
       throw new BootstrapException(parent + "." + name, "must name a file");
     }
-    return Path.of(s);
+    try {
+      return Path.of(s);
+    } catch (java.nio.file.InvalidPathException e) { // a NUL in the name, found by fuzzing
+      throw new BootstrapException(parent + "." + name, "is not a file name: " + e.getReason());
+    }
   }
 
   private static List<String> features(JsonElement e, String field) throws BootstrapException {

@@ -225,4 +225,23 @@ class BootstrapTest {
     assertThatThrownBy(() -> Bootstrap.fromJson(tls("\"/etc/ca.pem\"")))
         .hasMessage("xds_servers[0].channel_creds[0].config: must be an object");
   }
+
+  // Issue 25, found by fuzzing: a NUL in a file name threw InvalidPathException out of fromJson.
+  @Test
+  void aFileNameWithANulCharacterIsRefusedNamingTheField() {
+    String nulInName = "{\"ca_certificate_file\": \"/etc/ca\\u0000.pem\"}";
+    assertThatThrownBy(() -> Bootstrap.fromJson(tls(nulInName)))
+        .isInstanceOfSatisfying(BootstrapException.class, e -> assertThat(e.field())
+            .isEqualTo("xds_servers[0].channel_creds[0].config.ca_certificate_file"));
+  }
+
+  // Issue 25, found by fuzzing: a channel_creds type that is not a string threw
+  // UnsupportedOperationException out of fromJson.
+  @Test
+  void aChannelCredsTypeThatIsNotAStringIsRefusedNamingTheField() {
+    assertThatThrownBy(() -> Bootstrap.fromJson("{\"xds_servers\": [{\"server_uri\": \"a:1\", "
+        + "\"channel_creds\": [{\"type\": {\"tls\": 1}}]}]}"))
+        .isInstanceOfSatisfying(BootstrapException.class, e -> assertThat(e.field())
+            .isEqualTo("xds_servers[0].channel_creds[0].type"));
+  }
 }

@@ -29,6 +29,8 @@ final class YamlTree {
   private static final Schema SCHEMA = new ImplicitTagsSchema();
   /** Keys of YAML resources start with it, so they never equal a strict-JSON resource's text. */
   private static final char KEY_PREFIX = '\u0000';
+  /** Deeper trees are refused: every reader of the tree recurses. */
+  static final int MAX_DEPTH = 1000;
 
   private YamlTree() {}
 
@@ -119,8 +121,9 @@ final class YamlTree {
         .setMaxAliasesForCollections(50)
         .setCodePointLimit(256 * 1024 * 1024)
         .build();
+    Optional<Node> root;
     try {
-      return new Compose(settings).composeString(text);
+      root = new Compose(settings).composeString(text);
     } catch (MarkedYamlEngineException e) {
       Mark mark = e.getProblemMark().or(e::getContextMark).orElse(null);
       throw new ConfigNode.Invalid(mark != null ? mark.getLine() + 1 : 1,
@@ -128,7 +131,56 @@ final class YamlTree {
           + (e.getContext() != null ? " (" + e.getContext() + ")" : ""));
     } catch (YamlEngineException e) {
       throw new ConfigNode.Invalid(1, 1, "invalid YAML: " + e.getMessage());
+    } catch (StackOverflowError e) {
+      // The YAML parser recurses once per level and has no depth limit of its own: a file of
+      // thousands of nested levels is refused here (the stack is unwound; nothing was shared).
+      throw new ConfigNode.Invalid(1, 1, "YAML nested too deeply to read (over "
+          + MAX_DEPTH + " levels)");
     }
+    if (root.isPresent()) {
+      height(root.get(), 0, new java.util.IdentityHashMap<>());
+    }
+    return root;
+  }
+
+  /**
+   * The longest path below {@code n}, refusing a cycle and a tree deeper than {@link #MAX_DEPTH}.
+   * An alias may name a node that contains it ({@code a: &a [*a]}): the composed graph then has a
+   * cycle, and every walk of it would never end (issue 25, found by fuzzing). Heights are
+   * remembered per node, so a node reached through many aliases is walked once.
+   */
+  private static int height(Node n, int depth, java.util.Map<Node, Integer> heights)
+      throws ConfigNode.Invalid {
+    Integer known = heights.get(n);
+    if (known != null && known < 0) {
+      throw invalid(n, "a YAML alias refers to a node that contains it");
+    }
+    if (depth + (known != null ? known : 0) > MAX_DEPTH) {
+      throw invalid(n, "YAML nested deeper than " + MAX_DEPTH + " levels");
+    }
+    if (known != null) {
+      return known;
+    }
+    heights.put(n, -1); // on the path being walked
+    int h = 0;
+    if (n instanceof MappingNode m) {
+      for (NodeTuple t : m.getValue()) {
+        h = Math.max(h, 1 + height(t.getKeyNode(), depth + 1, heights));
+        h = Math.max(h, 1 + height(t.getValueNode(), depth + 1, heights));
+      }
+    } else if (n instanceof SequenceNode sq) {
+      for (Node item : sq.getValue()) {
+        h = Math.max(h, 1 + height(item, depth + 1, heights));
+      }
+    }
+    heights.put(n, h);
+    return h;
+  }
+
+  private static ConfigNode.Invalid invalid(Node n, String problem) {
+    Mark mark = n.getStartMark().orElse(null);
+    return new ConfigNode.Invalid(mark != null ? mark.getLine() + 1 : 1,
+        mark != null ? mark.getColumn() + 1 : 1, problem);
   }
 
   /**
@@ -281,8 +333,8 @@ final class YamlTree {
     }
 
     private static void render(Node n, StringBuilder sb, int depth) {
-      if (depth > 1000) {
-        throw new IllegalStateException("YAML nested deeper than 1000 levels");
+      if (depth > MAX_DEPTH) { // refused by read
+        throw new IllegalStateException("YAML nested deeper than " + MAX_DEPTH + " levels");
       }
       if (n instanceof MappingNode m) {
         sb.append('{');

@@ -413,4 +413,30 @@ class ConfigLoaderTest {
           .hasMessageContaining("duplicate key");
     }
   }
+
+  // Issue 25, found by fuzzing: an alias inside the node it names made a cyclic tree, and the
+  // load threw IllegalStateException instead of naming the problem.
+  @Test
+  void aYamlAliasInsideTheNodeItNamesIsAProblemOfTheConfig() throws Exception {
+    Path p = write("cycle.yaml", """
+        a: &a [x, *a]
+        resources: []
+        """);
+    assertThatThrownBy(() -> new ConfigLoader().load(p)).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("cycle.yaml:1:")
+        .hasMessageContaining("a YAML alias refers to a node that contains it");
+  }
+
+  @Test
+  void yamlNestedDeeperThanAThousandLevelsIsAProblemOfTheConfig() throws Exception {
+    // Block style: flow collections this deep are refused by the JSON-shaped reader first.
+    StringBuilder deep = new StringBuilder("resources:\n");
+    for (int i = 0; i < 1001; i++) {
+      deep.append("  ".repeat(i + 1)).append("- \n");
+    }
+    Path p = write("deep.yaml", deep.toString());
+    assertThatThrownBy(() -> new ConfigLoader().load(p)).isInstanceOf(ConfigException.class)
+        .hasMessageContaining("deep.yaml:")
+        .hasMessageContaining("nested deeper than 1000 levels");
+  }
 }

@@ -93,14 +93,12 @@ class SharingDifferentialTest {
     final List<Client> clients = new ArrayList<>();
     /** What happened, for a failure's message. */
     final List<String> trace = new ArrayList<>();
+    /** Whether to take another step (a fuzzer's run ends with its input). */
+    final java.util.function.IntPredicate more;
     int nodes;
 
     Run(long seed) {
-      random = new Random(seed);
-      List<String> all = clusterNames();
-      Collections.shuffle(all, random);
-      common = List.copyOf(all.subList(0, 75));
-      config = randomConfig();
+      this(new Random(seed), step -> step < STEPS);
       clients.add(new SotwClient(this, null, false));
       clients.add(new SotwClient(this, EDS, false));
       clients.add(new SotwClient(this, CDS, false));
@@ -114,6 +112,16 @@ class SharingDifferentialTest {
       }
     }
 
+    /** A run with no clients yet: the caller adds them (the fuzz target picks its own). */
+    Run(Random random, java.util.function.IntPredicate more) {
+      this.random = random;
+      this.more = more;
+      List<String> all = clusterNames();
+      Collections.shuffle(all, random);
+      common = List.copyOf(all.subList(0, 75));
+      config = randomConfig();
+    }
+
     void run() {
       try {
         steps();
@@ -125,7 +133,7 @@ class SharingDifferentialTest {
     }
 
     void steps() {
-      for (int step = 0; step < STEPS; step++) {
+      for (int step = 0; more.test(step); step++) {
         int what = random.nextInt(20);
         if (what < 3) {
           ServedConfig next = randomConfig();
