@@ -217,6 +217,17 @@ class YamlOutlineTest {
     assertThat(outlined).isEqualTo(whole);
   }
 
+  @Test
+  void yamlNestedThousandsOfLevelsDeepIsAProblemOfTheConfigNotACrash() throws Exception {
+    // The YAML parser recurses per level with no limit of its own (issue 25: hostile input).
+    String deep = "resources:\n  - name: x\n    a: " + "[".repeat(50_000) + "]".repeat(50_000)
+        + "\n";
+    Path file = dir.resolve("deep.yaml");
+    Files.writeString(file, deep);
+    assertThat(problems(new ConfigLoader(), file)).contains("deep.yaml:",
+        "YAML nested too deeply");
+  }
+
   private static String problems(ConfigLoader loader, Path file) {
     try {
       loader.load(file);
