@@ -47,7 +47,8 @@ class RestDiscoveryFuzzTest {
 
   /** No held polls (no Prefer: wait), so neither the pool nor the timers are ever used. */
   static final RestDiscovery REST = new RestDiscovery(HUB, Clock.systemUTC(),
-      HeartbeatPolicy.DEFAULT, Runnable::run, null, Duration.ZERO, false);
+      HeartbeatPolicy.DEFAULT, Runnable::run, null, Duration.ZERO, false, Bounds.DEFAULT,
+      new HttpExecutor("rest-fuzz", Bounds.DEFAULT, null));
 
   @FuzzTest
   void anyBodyGetsOneStatusAndNeverAnException(byte[] body) throws Exception {
