@@ -38,6 +38,8 @@ final class BlockYaml {
   /** How deep the node being read is: recursion is bounded. */
   private int depth;
   private static final int MAX_DEPTH = 100;
+  /** The YAML reader refuses a simple key longer than 1024 characters; longer ones are its. */
+  private static final int MAX_KEY = 1000;
 
   private BlockYaml(String s, int lineOffset, int[] start, int[] end, int[] indent, int lines) {
     this.s = s;
@@ -227,6 +229,9 @@ final class BlockYaml {
       if (colon < 0) {
         throw DECLINE;
       }
+      if (colon - i > MAX_KEY) {
+        throw DECLINE; // the YAML reader takes no longer simple key
+      }
       String key = key(i, colon);
       if (s.charAt(i) != '"' && s.charAt(i) != '\'' && YamlTree.corePlain(key) == null
           || !keys.add(key)) {
@@ -399,6 +404,9 @@ final class BlockYaml {
         if (map) {
           int keyAt = i;
           ConfigNode key = flowScalar(line, i, e, true);
+          if (width(key) > MAX_KEY) {
+            throw DECLINE;
+          }
           i = skipSpaces(keyAt + width(key), e);
           if (i >= e || s.charAt(i) != ':') {
             throw DECLINE;
@@ -461,8 +469,9 @@ final class BlockYaml {
     if (c == '"' || c == '\'') {
       return quoted(line, i, e);
     }
-    if (!plainStart(c, i, e)) {
-      throw DECLINE;
+    if (!plainStart(c, i, e) || c == ':'
+        || (c == '-' || c == '?') && !Character.isLetterOrDigit(s.charAt(i + 1))) {
+      throw DECLINE; // in flow, ':' is a value indicator and "-," is no scalar (the YAML reader)
     }
     int k = i;
     while (k < e) {

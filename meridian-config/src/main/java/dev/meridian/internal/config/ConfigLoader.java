@@ -137,9 +137,11 @@ public final class ConfigLoader {
   /**
    * How long after its modification time a file's stamp is trusted to show every later write: a
    * write within the file system's clock tick of the read may leave the stamp as it was (git's
-   * "racily clean" entries), so such a file is read again next time.
+   * "racily clean" entries), so such a file is read again next time. Two seconds: the coarsest
+   * modification times in use (FAT; 1 s on ext3, HFS+ and some network file systems), and room
+   * for a network file server's clock being off from ours.
    */
-  static final long RACY_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+  static final long RACY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
   private static java.security.MessageDigest sha256() {
     try {

@@ -171,9 +171,11 @@ final class YamlOutline {
     if (root == null) {
       return null;
     }
-    int[] used = {0};
-    ConfigNode patched = patch(root, runs, used, 0);
-    return used[0] == runs.size() ? patched : null; // a cut the file's structure did not confirm
+    java.util.Set<Run> used = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    boolean[] twice = {false};
+    ConfigNode patched = patch(root, runs, used, twice, 0);
+    // Each cut confirmed by the file's structure exactly once (an alias may revisit a node).
+    return used.size() == runs.size() && !twice[0] ? patched : null;
   }
 
   /** Parses consecutive elements of one list; false if any does not read by itself. */
@@ -189,7 +191,7 @@ final class YamlOutline {
       return batch.stream().allMatch(Element::parse); // one by one: each must read alone
     }
     for (int i = 0; i < batch.size(); i++) {
-      batch.get(i).tree = trees.get(i);
+      batch.get(i).set(trees.get(i));
     }
     return true;
   }
@@ -199,7 +201,8 @@ final class YamlOutline {
   }
 
   /** The skeleton's tree with each cut list put back where its {@code resources:} key stands. */
-  private static ConfigNode patch(ConfigNode node, Map<Long, Run> runs, int[] used, int depth) {
+  private static ConfigNode patch(ConfigNode node, Map<Long, Run> runs, java.util.Set<Run> used,
+      boolean[] twice, int depth) {
     if (depth > 1000) {
       return node;
     }
@@ -209,11 +212,11 @@ final class YamlOutline {
         Run run = "resources".equals(e.key()) && e.value().kind() == ConfigNode.Kind.NULL
             ? runs.get(position(e.keyLine(), e.keyColumn())) : null;
         if (run != null) {
-          used[0]++;
+          twice[0] |= !used.add(run);
           entries.add(new ConfigNode.Entry(e.key(), e.keyLine(), e.keyColumn(), new Cut(run)));
         } else {
           entries.add(new ConfigNode.Entry(e.key(), e.keyLine(), e.keyColumn(),
-              patch(e.value(), runs, used, depth + 1)));
+              patch(e.value(), runs, used, twice, depth + 1)));
         }
       }
       return new Patched(node, entries, List.of());
@@ -221,7 +224,7 @@ final class YamlOutline {
     if (node.kind() == ConfigNode.Kind.SEQ) {
       List<ConfigNode> items = new ArrayList<>(node.items().size());
       for (ConfigNode item : node.items()) {
-        items.add(patch(item, runs, used, depth + 1));
+        items.add(patch(item, runs, used, twice, depth + 1));
       }
       return new Patched(node, List.of(), items);
     }
@@ -368,10 +371,31 @@ final class YamlOutline {
       this.endLine = endLine;
     }
 
+    /** Where the element's tree starts, and its kind: kept when the tree is handed out. */
+    private int line;
+    private int column;
+    private Kind kind;
+
     /** Reads the tree; false if this text does not read by itself. */
     boolean parse() {
-      tree = YamlTree.readElement(key.substring(1), lineOffset);
-      return tree != null;
+      ConfigNode t = read();
+      if (t != null) {
+        set(t);
+      }
+      return t != null;
+    }
+
+    void set(ConfigNode t) {
+      line = t.line();
+      column = t.column();
+      kind = t.kind();
+      tree = t;
+    }
+
+    private ConfigNode read() {
+      String text = key.substring(1);
+      List<ConfigNode> fast = BlockYaml.readElements(text, lineOffset, 1);
+      return fast != null ? fast.get(0) : YamlTree.readElement(text, lineOffset);
     }
 
     /**
@@ -384,7 +408,7 @@ final class YamlOutline {
       ConfigNode t = tree;
       tree = null;
       if (t == null) {
-        t = YamlTree.readElement(key.substring(1), lineOffset);
+        t = read();
         if (t == null) {
           throw new IllegalStateException("element at line " + (lineOffset + 1)
               + " was read before but no longer reads by itself");
@@ -395,17 +419,17 @@ final class YamlOutline {
 
     @Override
     Kind kind() {
-      return tree().kind();
+      return kind != null ? kind : tree().kind();
     }
 
     @Override
     int line() {
-      return tree().line();
+      return kind != null ? line : tree().line();
     }
 
     @Override
     int column() {
-      return tree().column();
+      return kind != null ? column : tree().column();
     }
 
     @Override

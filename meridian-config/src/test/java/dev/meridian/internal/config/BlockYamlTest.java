@@ -73,7 +73,11 @@ class BlockYamlTest {
       "  - a: 😀\n", "  - a: ${HOME}\n", "  - <<: 1\n", "  - a: 1\n  b: 2\n",
       "  - a: 1\n      b: 2\n", "  - a: [1,\n      2]\n", "  - a: '#'\n", "  - a: \"x\" # c\n",
       "  - a: {b: \"x, y\", c: 'p: q'}\n", "  - a: {\"b\":1}\n", "  - a: [\"x\" , 'y' ]\n",
-      "  - a: null\n    b: Null\n    c: NULL\n    d: True\n    e: FALSE\n    f: +1\n");
+      "  - a: null\n    b: Null\n    c: NULL\n    d: True\n    e: FALSE\n    f: +1\n",
+      // in flow, ':' is a value indicator and '-' or '?' before ',' or ']' no scalar
+      "  - h: [:authority, :path]\n", "  - h: [-]\n", "  - h: [-, x]\n", "  - h: [?]\n",
+      "  - h: {a: -, b: 1}\n", "  - h: {a: :b}\n", "  - h: [-1, -x]\n",
+      "  - " + "k".repeat(1100) + ": v\n", "  - {" + "k".repeat(1100) + ": v}\n");
 
   @Test
   void theShapesOfConfigFilesAreReadAsTheYamlReaderReadsThem() {

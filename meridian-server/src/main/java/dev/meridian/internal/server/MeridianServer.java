@@ -321,8 +321,8 @@ public final class MeridianServer implements AutoCloseable {
         try {
           rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
               restDiscovery, tls, restExecutor);
-        } catch (IOException e) {
-          restExecutor.close();
+        } catch (IOException | RuntimeException e) {
+          restExecutor.close(); // its watchdog thread too
           throw e;
         }
         engine.own(rest);
