@@ -118,10 +118,42 @@ public final class ConfigLoader {
   }
 
   /**
-   * One file as read: its stamp just before, the wall-clock time of the read, its bytes and their
-   * SHA-256.
+   * One file as read: its stamp just before, the wall-clock time of the read and its bytes; their
+   * SHA-256 is worked out when first asked for (the watcher asks, a one-off load does not) and
+   * kept while the bytes are reused.
    */
-  public record FileRead(FileStamp stamp, long readAtEpochNanos, byte[] bytes, byte[] digest) {}
+  public static final class FileRead {
+    private final FileStamp stamp;
+    private final long readAtEpochNanos;
+    private final byte[] bytes;
+    private volatile byte[] digest;
+
+    public FileRead(FileStamp stamp, long readAtEpochNanos, byte[] bytes) {
+      this.stamp = stamp;
+      this.readAtEpochNanos = readAtEpochNanos;
+      this.bytes = bytes;
+    }
+
+    public FileStamp stamp() {
+      return stamp;
+    }
+
+    public long readAtEpochNanos() {
+      return readAtEpochNanos;
+    }
+
+    public byte[] bytes() {
+      return bytes;
+    }
+
+    public byte[] digest() {
+      byte[] d = digest;
+      if (d == null) {
+        digest = d = sha256().digest(bytes);
+      }
+      return d;
+    }
+  }
 
   /** A file's size, modification time, identity (inode) and symlink target. */
   public record FileStamp(long size, long modifiedNanos, Object key, String link) {
@@ -181,7 +213,7 @@ public final class ConfigLoader {
         long readAt = now.getEpochSecond() * 1_000_000_000L + now.getNano();
         byte[] b = Files.readAllBytes(f);
         bytes.put(f, b);
-        reads.put(f, new FileRead(stamp, readAt, b, sha256().digest(b)));
+        reads.put(f, new FileRead(stamp, readAt, b));
       } catch (IOException e) {
         unreadable.put(f, String.valueOf(e.getMessage()));
       }
