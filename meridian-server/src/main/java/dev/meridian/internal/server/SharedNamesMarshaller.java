@@ -16,10 +16,7 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.function.BiFunction;
-import java.util.function.Function;
 
 /**
  * Parses xDS requests so that a large list of resource names is decoded once for every client that
@@ -45,13 +42,12 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   private static final VarHandle LONGS =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-  /** How one request type is parsed, and where its names go. */
-  private record Shape<T>(int namesField, Parser<T> parser, Function<T, List<String>> names,
-      BiFunction<T, List<String>, T> withNames) {}
+  /** How one request type is parsed, and which field holds its names. */
+  private record Shape<T>(int namesField, Parser<T> parser) {}
 
   private final MethodDescriptor.Marshaller<T> plain;
   private final Shape<T> shape;
-  private final Cache cache = new Cache();
+  private final Cache<T> cache = new Cache<>();
 
   private SharedNamesMarshaller(MethodDescriptor.Marshaller<T> plain, Shape<T> shape) {
     this.plain = plain;
@@ -62,18 +58,14 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   static SharedNamesMarshaller<DiscoveryRequest> sotw(
       MethodDescriptor.Marshaller<DiscoveryRequest> plain) {
     return new SharedNamesMarshaller<>(plain, new Shape<>(
-        DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser(),
-        DiscoveryRequest::getResourceNamesList,
-        (r, names) -> r.toBuilder().addAllResourceNames(names).build()));
+        DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser()));
   }
 
   /** Delta: {@code resource_names_subscribe}. */
   static SharedNamesMarshaller<DeltaDiscoveryRequest> delta(
       MethodDescriptor.Marshaller<DeltaDiscoveryRequest> plain) {
     return new SharedNamesMarshaller<>(plain, new Shape<>(
-        DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER, DeltaDiscoveryRequest.parser(),
-        DeltaDiscoveryRequest::getResourceNamesSubscribeList,
-        (r, names) -> r.toBuilder().addAllResourceNamesSubscribe(names).build()));
+        DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER, DeltaDiscoveryRequest.parser()));
   }
 
   @Override
@@ -144,20 +136,24 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     byte[] rest = new byte[bytes.length - (to - from)];
     System.arraycopy(bytes, 0, rest, 0, from);
     System.arraycopy(bytes, to, rest, from, bytes.length - to);
-    T others = shape.parser().parseFrom(rest);
-    return shape.withNames().apply(others, names(bytes, from, to));
+    // A builder merged from a message adopts its immutable names list rather than copying it,
+    // so each request costs its other fields, not its 10,000 names.
+    @SuppressWarnings("unchecked")
+    T request = (T) names(bytes, from, to).toBuilder().mergeFrom(rest).build();
+    return request;
   }
 
-  private List<String> names(byte[] bytes, int from, int to) throws InvalidProtocolBufferException {
+  /** A message holding only the names in {@code bytes[from, to)}, shared by equal byte runs. */
+  private T names(byte[] bytes, int from, int to) throws InvalidProtocolBufferException {
     Key probe = new Key(bytes, from, to);
     synchronized (cache) {
-      List<String> hit = cache.get(probe);
+      T hit = cache.get(probe);
       if (hit != null) {
         return hit;
       }
     }
     byte[] own = Arrays.copyOfRange(bytes, from, to);
-    List<String> names = List.copyOf(shape.names().apply(shape.parser().parseFrom(own)));
+    T names = shape.parser().parseFrom(own);
     synchronized (cache) {
       cache.put(new Key(own, 0, own.length), names);
     }
@@ -165,7 +161,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   }
 
   /** Recently seen encoded name lists, least recently used first out; bounded in count and bytes. */
-  private static final class Cache extends LinkedHashMap<Key, List<String>> {
+  private static final class Cache<T> extends LinkedHashMap<Key, T> {
     long bytes;
 
     Cache() {
@@ -173,8 +169,8 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     }
 
     @Override
-    public List<String> put(Key key, List<String> value) {
-      List<String> previous = super.put(key, value);
+    public T put(Key key, T value) {
+      T previous = super.put(key, value);
       if (previous == null) {
         bytes += key.to - key.from;
       }
@@ -182,7 +178,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     }
 
     @Override
-    protected boolean removeEldestEntry(Map.Entry<Key, List<String>> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<Key, T> eldest) {
       if (size() > MAX_ENTRIES || bytes > MAX_BYTES) {
         bytes -= eldest.getKey().to - eldest.getKey().from;
         return true;
