@@ -150,6 +150,7 @@ class NothingLostTest {
         s.kill();
       }
       String killed = why + ", round " + round + " killed " + at;
+      System.out.println("NothingLostTest: " + killed);
       // What the kill left: every file whole, of the old round or the new one.
       assertPublished(publish, round - 1, round, false, killed);
     }
