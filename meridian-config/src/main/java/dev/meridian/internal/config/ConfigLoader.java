@@ -508,14 +508,17 @@ public final class ConfigLoader {
      */
     void prebuild(ConfigNode root) {
       List<ConfigNode> fresh = new ArrayList<>();
+      // One set for the whole file: a text in the defaults and in a group (or in two groups) is
+      // built once, as the walk would, not once per list with all but one copy thrown away.
+      Set<String> seen = new java.util.HashSet<>();
       for (ConfigNode.Entry t : root.entries()) {
         if ("resources".equals(t.key())) {
-          collectNew(t.value(), fresh);
+          collectNew(t.value(), fresh, seen);
         } else if ("groups".equals(t.key())) {
           for (ConfigNode g : t.value().items()) {
             for (ConfigNode.Entry ge : g.entries()) {
               if ("resources".equals(ge.key())) {
-                collectNew(ge.value(), fresh);
+                collectNew(ge.value(), fresh, seen);
               }
             }
           }
@@ -538,8 +541,7 @@ public final class ConfigLoader {
       });
     }
 
-    private void collectNew(ConfigNode list, List<ConfigNode> into) {
-      Set<String> seen = new java.util.HashSet<>();
+    private void collectNew(ConfigNode list, List<ConfigNode> into, Set<String> seen) {
       for (ConfigNode r : list.items()) {
         String key;
         try {

@@ -233,6 +233,28 @@ class ConfigLoaderTest {
         .isNotEqualTo(before.version());
   }
 
+  /**
+   * The parallel prebuild (64+ new resources) counts what the walk uses: a text in the defaults and
+   * in a group is built once and shared, not built per list with all but one copy dropped.
+   */
+  @Test
+  void aResourceInTheDefaultsAndAGroupIsBuiltAndCountedOnceAlsoWhenPrebuiltInParallel()
+      throws Exception {
+    StringBuilder list = new StringBuilder("[");
+    for (int i = 0; i < 70; i++) {
+      list.append(i == 0 ? "" : ", ").append("{\"@type\": \"type.googleapis.com/envoy.config.")
+          .append("cluster.v3.Cluster\", \"name\": \"c-").append(i).append("\"}");
+    }
+    list.append("]");
+    Path p = write("c.json", "{\"resources\": " + list + ", \"groups\": [{\"name\": \"g\", "
+        + "\"match\": {\"node_id\": \"g-*\"}, \"resources\": " + list + "}]}");
+    ConfigLoader loader = new ConfigLoader();
+    ServedConfig config = loader.load(p).config();
+    assertThat(loader.resourcesSerialized()).isEqualTo(70);
+    assertThat(config.snapshot("g").get(ResourceType.CLUSTER).get("c-7"))
+        .isSameAs(config.defaults().get(ResourceType.CLUSTER).get("c-7"));
+  }
+
   @Test
   void eachNewOrChangedResourceIsSerializedOnceAndUnchangedOnesNotAgain() throws Exception {
     Path p = write("c.yaml", "resources:\n" + CLUSTER

@@ -10,10 +10,13 @@ import io.envoyproxy.envoy.config.core.v3.ControlPlane;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Map;
@@ -28,6 +31,13 @@ import org.yaml.snakeyaml.Yaml;
  * {@code DIR/<group>/<type>.<ext>} holds a DiscoveryResponse of the group's resources of that type.
  * Files are written to a temporary file in the same directory and renamed into place (Envoy
  * watches moves), and only when their content changed.
+ *
+ * <p>Nothing lost (issue 25, docs/reliability.md): a process killed at any moment leaves each
+ * published file whole, old or new. The temporary file is {@code .<type>.<ext>.tmp} beside its
+ * target (hidden, and no {@code *.yaml} glob matches it), written and forced to disk before the
+ * rename, and the directory is forced after it; a group no longer served is first renamed to
+ * {@code .<group>.removing} (its files vanish together), then deleted. A publisher's first publish
+ * removes what a killed one left: its temporary files and {@code .removing} directories.
  */
 public final class FilePublisher {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.publish");
@@ -47,6 +57,8 @@ public final class FilePublisher {
   private final Format format;
   private final ControlPlane controlPlane;
   private final JsonFormat.Printer printer = EnvoyTypeRegistry.get().printer();
+  /** Whether what a killed publisher left has been removed (on this publisher's first publish). */
+  private boolean swept;
 
   /** Files that name no control plane. */
   public FilePublisher(Path dir, Format format) {
@@ -74,18 +86,33 @@ public final class FilePublisher {
       Files.createDirectories(dir);
       Set<String> groups = new HashSet<>();
       config.groupNames().forEach(groups::add);
+      if (!swept) {
+        sweep(groups);
+        swept = true;
+      }
+      boolean removed = false;
       try (Stream<Path> s = Files.list(dir)) {
         for (Path p : s.filter(Files::isDirectory).toList()) {
           if (!groups.contains(p.getFileName().toString())) {
             removeGroup(p);
+            removed = true;
           }
         }
       }
+      if (removed) {
+        forceDirectory(dir);
+      }
       for (String group : groups) {
+        boolean written = false;
         for (ResourceType type : ResourceType.values()) {
           if (type.availableInSotw()) {
-            write(file(dir, group, type, format), render(type, config.snapshot(group).get(type)));
+            written |= write(file(dir, group, type, format),
+                render(type, config.snapshot(group).get(type)));
           }
+        }
+        if (written) {
+          // The renames reach the disk: a power loss after this keeps the new files.
+          forceDirectory(dir.resolve(group));
         }
       }
     } catch (IOException e) {
@@ -123,23 +150,109 @@ public final class FilePublisher {
     return new Yaml(o).dump(tree);
   }
 
-  private static void write(Path target, byte[] content) throws IOException {
-    if (Files.exists(target) && Arrays.equals(Files.readAllBytes(target), content)) {
-      return; // unchanged: no write, no rename, nothing for Envoy to reload
-    }
-    Files.createDirectories(target.getParent());
-    Path tmp = target.resolveSibling("." + target.getFileName() + ".tmp");
-    Files.write(tmp, content);
-    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  /** The temporary file {@code target} is written to before it is renamed into place. */
+  static Path temporary(Path target) {
+    return target.resolveSibling("." + target.getFileName() + TMP);
   }
 
+  private static final String TMP = ".tmp";
+  private static final String REMOVING = ".removing";
+
+  /** Whether {@code name} is one of this publisher's temporary file names, whatever the format. */
+  static boolean isTemporary(String name) {
+    if (!name.startsWith(".") || !name.endsWith(TMP)) {
+      return false;
+    }
+    String target = name.substring(1, name.length() - TMP.length());
+    for (ResourceType type : ResourceType.values()) {
+      for (Format f : Format.values()) {
+        if (target.equals(type.shortName() + "." + f.extension)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Removes what a publisher killed mid-write left: temporary files in the groups' directories and
+   * groups renamed for removal. Only names of this class's own making are touched.
+   */
+  private void sweep(Set<String> groups) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      for (Path p : s.filter(Files::isDirectory).toList()) {
+        String name = p.getFileName().toString();
+        if (name.startsWith(".") && name.endsWith(REMOVING)) {
+          deleteGroupDirectory(p);
+        } else if (groups.contains(name)) {
+          try (Stream<Path> files = Files.list(p)) {
+            for (Path f : files.toList()) {
+              if (isTemporary(f.getFileName().toString())) {
+                LOG.info("removing {}: left by a publish that did not finish", f);
+                Files.deleteIfExists(f);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** Writes {@code target} if its content differs; returns whether it did. */
+  private static boolean write(Path target, byte[] content) throws IOException {
+    if (Files.exists(target) && Arrays.equals(Files.readAllBytes(target), content)) {
+      return false; // unchanged: no write, no rename, nothing for Envoy to reload
+    }
+    Files.createDirectories(target.getParent());
+    Path tmp = temporary(target);
+    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+      ByteBuffer b = ByteBuffer.wrap(content);
+      while (b.hasRemaining()) {
+        ch.write(b);
+      }
+      // The content is on disk before the rename makes it the file: after a power loss the file
+      // is the old one or the new one, never the new name with blocks missing.
+      ch.force(true);
+    }
+    Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    return true;
+  }
+
+  /**
+   * A group no longer served: renamed to a hidden name first (one atomic step, so its files vanish
+   * together, never some of them), then deleted.
+   */
   private static void removeGroup(Path groupDir) throws IOException {
+    String name = groupDir.getFileName().toString();
+    if (name.startsWith(".") && name.endsWith(REMOVING)) {
+      deleteGroupDirectory(groupDir); // one a killed publisher was removing
+      return;
+    }
+    Path removing = groupDir.resolveSibling("." + name + REMOVING);
+    if (Files.exists(removing)) {
+      deleteGroupDirectory(removing);
+    }
+    Files.move(groupDir, removing, StandardCopyOption.ATOMIC_MOVE);
+    deleteGroupDirectory(removing);
+  }
+
+  private static void deleteGroupDirectory(Path groupDir) throws IOException {
     try (Stream<Path> s = Files.list(groupDir)) {
       for (Path p : s.toList()) {
         Files.deleteIfExists(p);
       }
     }
     Files.deleteIfExists(groupDir);
+  }
+
+  /** fsync of a directory, so renames in it survive a power loss; where unsupported, skipped. */
+  private static void forceDirectory(Path d) {
+    try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
+      ch.force(true);
+    } catch (IOException e) {
+      // Some platforms (Windows) cannot open a directory: the renames are still atomic.
+    }
   }
 
   /** Publishes on every config change. */

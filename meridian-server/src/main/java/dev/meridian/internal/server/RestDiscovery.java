@@ -241,6 +241,8 @@ final class RestDiscovery implements HttpHandler {
     private final SerialExecutor executor = new SerialExecutor(pool);
     private ScheduledFuture<?> timeout;
     private boolean done;
+    private final java.util.concurrent.atomic.AtomicBoolean released =
+        new java.util.concurrent.atomic.AtomicBoolean();
 
     Held(HttpExchange ex, SotwStream stream, Duration wait) {
       this.ex = ex;
@@ -248,10 +250,29 @@ final class RestDiscovery implements HttpHandler {
       this.wait = wait;
     }
 
-    void start() {
+    void start() throws IOException {
       hub.register(this);
-      timeout = timers.schedule(() -> executor.execute(() -> finish(null)), wait.toMillis(),
-          TimeUnit.MILLISECONDS);
+      try {
+        timeout = timers.schedule(() -> executor.execute(() -> finish(null)), wait.toMillis(),
+            TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        // Shutting down: the poll is not held. Its count and listener are given back (else
+        // --max-rest-long-polls would count it for ever) and the client told to retry.
+        if (release()) {
+          ex.getResponseHeaders().set("Retry-After", "1");
+          text(ex, 503, "this server is shutting down; retry, or use another replica\n");
+        }
+      }
+    }
+
+    /** Once only, whoever ends the poll: gives back its count and its hub listener. */
+    private boolean release() {
+      if (!released.compareAndSet(false, true)) {
+        return false;
+      }
+      held.decrementAndGet();
+      hub.unregister(this);
+      return true;
     }
 
     @Override
@@ -277,8 +298,9 @@ final class RestDiscovery implements HttpHandler {
         return;
       }
       done = true;
-      held.decrementAndGet();
-      hub.unregister(this);
+      if (!release()) {
+        return; // already answered: scheduling its timeout was refused
+      }
       if (timeout != null) {
         timeout.cancel(false);
       }
