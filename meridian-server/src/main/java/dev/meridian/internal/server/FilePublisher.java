@@ -59,6 +59,10 @@ public final class FilePublisher {
   private final JsonFormat.Printer printer = EnvoyTypeRegistry.get().printer();
   /** Whether what a killed publisher left has been removed (on this publisher's first publish). */
   private boolean swept;
+  /** Groups whose names cannot be directories here, each logged once. */
+  private final Set<String> refused = new HashSet<>();
+  /** Directories of the publish dir that are no group of ours, each logged once. */
+  private final Set<String> foreign = new HashSet<>();
 
   /** Files that name no control plane. */
   public FilePublisher(Path dir, Format format) {
@@ -85,7 +89,14 @@ public final class FilePublisher {
     try {
       Files.createDirectories(dir);
       Set<String> groups = new HashSet<>();
-      config.groupNames().forEach(groups::add);
+      for (String g : config.groupNames()) {
+        if (isDirectoryName(g)) {
+          groups.add(g);
+        } else if (refused.add(g)) {
+          LOG.error("group {} is not published to {}: its name is not a directory name there"
+              + " (empty, '.', '..', a leading '.', '/', '\\' or a control character)", g, dir);
+        }
+      }
       if (!swept) {
         sweep(groups);
         swept = true;
@@ -93,9 +104,15 @@ public final class FilePublisher {
       boolean removed = false;
       try (Stream<Path> s = Files.list(dir)) {
         for (Path p : s.filter(Files::isDirectory).toList()) {
-          if (!groups.contains(p.getFileName().toString())) {
-            removeGroup(p);
-            removed = true;
+          String name = p.getFileName().toString();
+          if (!groups.contains(name) && !refused.contains(name)) {
+            if (isOwnGroup(p)) {
+              removeGroup(p);
+              removed = true;
+            } else if (foreign.add(name)) {
+              LOG.warn("{} is not a served group but holds files Meridian did not write: left as"
+                  + " it is", p);
+            }
           }
         }
       }
@@ -158,20 +175,56 @@ public final class FilePublisher {
   private static final String TMP = ".tmp";
   private static final String REMOVING = ".removing";
 
-  /** Whether {@code name} is one of this publisher's temporary file names, whatever the format. */
-  static boolean isTemporary(String name) {
-    if (!name.startsWith(".") || !name.endsWith(TMP)) {
+  /**
+   * Whether a group's name can be its directory: one path segment, not hidden (the publisher's
+   * own hidden names are its temporary ones), nothing a file system would read as a path.
+   */
+  static boolean isDirectoryName(String group) {
+    if (group.isEmpty() || group.startsWith(".") || group.length() > 255) {
       return false;
     }
-    String target = name.substring(1, name.length() - TMP.length());
+    for (int i = 0; i < group.length(); i++) {
+      char c = group.charAt(i);
+      if (c == '/' || c == '\\' || c < 0x20 || c == 0x7f) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Whether a directory holds only files a publisher writes (published files of any format,
+   * temporary files): only such a directory is removed when its group is no longer served, so a
+   * directory of the user's in the publish dir is never deleted.
+   */
+  static boolean isOwnGroup(Path groupDir) throws IOException {
+    try (Stream<Path> s = Files.list(groupDir)) {
+      for (Path p : s.toList()) {
+        String name = p.getFileName().toString();
+        if (!Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+            || !(isPublished(name) || isTemporary(name))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  private static boolean isPublished(String name) {
     for (ResourceType type : ResourceType.values()) {
       for (Format f : Format.values()) {
-        if (target.equals(type.shortName() + "." + f.extension)) {
+        if (name.equals(type.shortName() + "." + f.extension)) {
           return true;
         }
       }
     }
     return false;
+  }
+
+  /** Whether {@code name} is one of this publisher's temporary file names, whatever the format. */
+  static boolean isTemporary(String name) {
+    return name.startsWith(".") && name.endsWith(TMP)
+        && isPublished(name.substring(1, name.length() - TMP.length()));
   }
 
   /**

@@ -2,9 +2,12 @@ package dev.meridian.internal.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.meridian.internal.protocol.NodeMatcher;
 import dev.meridian.internal.protocol.ServedConfig;
+import dev.meridian.internal.protocol.Snapshot;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -48,5 +51,43 @@ class FilePublisherTest {
     try (var s = Files.list(dir)) {
       assertThat(s.map(p -> p.getFileName().toString())).containsExactly("default");
     }
+  }
+
+  @Test
+  void aDirectoryOfTheUsersInThePublishDirIsNeverDeleted() throws Exception {
+    // Only a directory holding nothing but published and temporary files is a group of ours.
+    Path mine = Files.createDirectories(dir.resolve("mine"));
+    Files.writeString(mine.resolve("clusters.yaml"), "x");
+    Path notes = Files.writeString(mine.resolve("notes.txt"), "the user's");
+    Path nested = Files.createDirectories(dir.resolve("nested").resolve("deeper"));
+
+    FilePublisher publisher = new FilePublisher(dir, FilePublisher.Format.YAML);
+    publisher.publish(ServedConfig.empty());
+    publisher.publish(ServedConfig.empty());
+
+    assertThat(notes).hasContent("the user's");
+    assertThat(mine.resolve("clusters.yaml")).exists();
+    assertThat(nested).isDirectory();
+    assertThat(dir.resolve("default").resolve("clusters.yaml")).exists();
+  }
+
+  @Test
+  void aGroupWhoseNameIsNoDirectoryNameIsNotPublishedAndNothingIsWrittenOutside() throws Exception {
+    Path publishDir = Files.createDirectories(dir.resolve("publish"));
+    List<ServedConfig.Group> groups = List.of("../escaped", "a/b", ".hidden", "ok").stream()
+        .map(g -> new ServedConfig.Group(g, new NodeMatcher("n-*", null), Snapshot.empty()))
+        .toList();
+
+    new FilePublisher(publishDir, FilePublisher.Format.YAML)
+        .publish(new ServedConfig(Snapshot.empty(), groups));
+
+    assertThat(dir.resolve("escaped")).doesNotExist();
+    try (var s = Files.list(publishDir)) {
+      assertThat(s.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("default", "ok");
+    }
+    assertThat(FilePublisher.isDirectoryName("team-a.v2")).isTrue();
+    assertThat(FilePublisher.isDirectoryName("..")).isFalse();
+    assertThat(FilePublisher.isDirectoryName("")).isFalse();
+    assertThat(FilePublisher.isDirectoryName("a\\b")).isFalse();
   }
 }
