@@ -85,9 +85,9 @@ public final class Reliability {
           --client-window BYTES      the reading clients' HTTP/2 window (default 268435456)
           --out FILE                 append the markdown tables to FILE
         The server runs as 'java FLAGS -Xlog:gc:file=... -jar meridian.jar serve --config F
-        --bind 127.0.0.1 --xds-port P --http-port H' (no --fleet). Heap after a full GC: 'jcmd
-        PID GC.run', then the 'Pause Full' line of the server's GC log (heap after, MiB). Exit
-        status 0 if every client converged (and, for cycles, every heap within 10 % of idle).
+        --bind 127.0.0.1 --xds-port P --http-port H' (no --fleet). Heap after a full GC: the
+        'Total' bytes of 'jcmd PID GC.class_histogram' (a full GC, then every live object
+        counted). Exit status 0 if every client converged (and, for cycles, every heap within 10 % of idle).
         """;
   }
 
@@ -207,10 +207,10 @@ public final class Reliability {
       Fleet.commitMeridianConfig(tmp, config);
     }
 
-    /** Heap after a forced full GC, MiB, once the server is quiet. */
-    long heapMiB() throws Exception {
+    /** Live heap (a full GC's class histogram, MiB), once the server is quiet. */
+    double heapMiB() throws Exception {
       LoadGenerator.awaitQuiet(pid());
-      return LoadGenerator.liveHeapMiB(proc);
+      return liveHeapMiB(pid());
     }
 
     double metric(String name) throws InterruptedException {
@@ -314,8 +314,39 @@ public final class Reliability {
     }
   }
 
-  static String mib(long v) {
-    return v < 0 ? "-" : String.format(Locale.ROOT, "%,d MiB", v);
+  static String mib(double v) {
+    return !(v >= 0) ? "-" : String.format(Locale.ROOT, "%,.1f MiB", v);
+  }
+
+  /**
+   * The server's live heap in MiB: {@code jcmd PID GC.class_histogram}, which runs a full GC
+   * first and counts the bytes of every live object ("Total" line); NaN if it fails. Exact to
+   * the byte, where the GC log's "Pause Full" line rounds to MiB.
+   */
+  static double liveHeapMiB(long pid) throws Exception {
+    Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd")
+        .toString(), Long.toString(pid), "GC.class_histogram").redirectErrorStream(true).start();
+    List<String> lines;
+    try (var in = p.getInputStream()) {
+      lines = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
+          .toList();
+    }
+    if (!p.waitFor(120, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      return Double.NaN;
+    }
+    return histogramTotalBytes(lines) / (1024.0 * 1024);
+  }
+
+  /** The bytes of a class histogram's "Total N BYTES" line; NaN if it has none. */
+  static double histogramTotalBytes(List<String> lines) {
+    for (String l : lines) {
+      String[] f = l.trim().split("\\s+");
+      if (f.length == 3 && f[0].equals("Total")) {
+        return Double.parseDouble(f[2]);
+      }
+    }
+    return Double.NaN;
   }
 
   static String pct(double part, double whole) {
@@ -393,7 +424,7 @@ public final class Reliability {
           + " p50 / p99 / max (these reloads) | reloads timed out | server CPU s | load generator"
           + " CPU s |\n|---|---:|---:|---|---:|---:|---:|\n");
       reading = connect(s, shared, n);
-      long heapBefore = s.heapMiB();
+      double heapBefore = s.heapMiB();
       md.append(String.format(Locale.ROOT, "| %,d reading clients synced, before the non-reading"
           + " connect | %s | %s | - | - | %s |%n", n, mib(heapBefore), size(ProcStats.rss(s.pid())),
           Cpu.of(s.pid()).since(start)));
@@ -408,7 +439,7 @@ public final class Reliability {
         synced += c.awaitSynced(Math.max(1, deadline - System.currentTimeMillis())) ? 1 : 0;
       }
       log("  %d/%d non-reading clients got their first EDS response and stopped reading", synced, m);
-      long heapConnected = s.heapMiB();
+      double heapConnected = s.heapMiB();
       md.append(String.format(Locale.ROOT, "| %,d/%,d non-reading clients connected (ACKed their"
           + " first CDS and EDS, then stopped reading) | %s | %s | - | - | %s |%n", synced, m,
           mib(heapConnected), size(ProcStats.rss(s.pid())), Cpu.of(s.pid()).since(start)));
@@ -417,7 +448,7 @@ public final class Reliability {
       List<Double> all = new ArrayList<>();
       int timeouts = 0;
       int timeouts10 = 0;
-      long heapLast = heapConnected;
+      double heapLast = heapConnected;
       for (int r = 1; r <= reloads; r++) {
         fleet.changeAllEndpoints();
         int expect = Fleet.portFor(fleet.endpointGen(0));
@@ -437,7 +468,7 @@ public final class Reliability {
           window10.add(d);
           all.add(d);
         }
-        if (r % 10 == 0 || r == reloads) {
+        if (r == 1 || r % 10 == 0 || r == reloads) {
           Stats st = new Stats(window10.stream().mapToDouble(Double::doubleValue).toArray());
           heapLast = s.heapMiB();
           md.append(String.format(Locale.ROOT, "| after %d reloads | %s | %s | %s / %s / %s | %d |"
@@ -456,8 +487,10 @@ public final class Reliability {
       long totalPending = 0;
       long maxBytes = 0;
       long overWindow = 0;
+      long held = 0;
       for (NonReadingClient c : stalled) {
         long[] p = c.pending();
+        held += Math.max(0, p[1] - window);
         maxPending = Math.max(maxPending, p[0]);
         totalPending += p[0];
         maxBytes = Math.max(maxBytes, p[1]);
@@ -465,11 +498,13 @@ public final class Reliability {
       }
       long errors = stalled.stream().filter(c -> c.error() != null).count();
       Stats st = new Stats(all.stream().mapToDouble(Double::doubleValue).toArray());
-      long growth = heapLast - heapConnected;
+      double growth = heapLast - heapConnected;
       md.append(String.format(Locale.ROOT, "%nHeap after %d reloads vs with the non-reading"
-          + " clients connected: %+d MiB (%s); vs before they connected: %+d MiB (%s).%n", reloads,
+          + " clients connected: %+.1f MiB (%s); vs before they connected: %+.1f MiB (%s).%n", reloads,
           growth, pct(growth, heapConnected), heapLast - heapBefore,
           pct(heapLast - heapBefore, heapBefore)));
+      md.append(String.format(Locale.ROOT, "The non-reading clients' pending responses beyond"
+          + " their windows, which the server holds until they read: %s in all.%n", size(held)));
       md.append(String.format(Locale.ROOT, "Reading clients over all %d reloads: convergence p50"
           + " %s, p99 %s, max %s; %d reloads where some reading client did not converge within"
           + " %s s.%n", reloads, ms(st.percentile(50)), ms(st.percentile(99)), ms(st.max()),
@@ -480,8 +515,9 @@ public final class Reliability {
           (long) n * reloads, sent - (double) n * reloads, m, (sent - (double) n * reloads) / m));
       md.append(String.format(Locale.ROOT, "When the non-reading clients read again (3 s), each"
           + " received at most %d response(s) (%,d in all; largest %s; %,d clients' pending bytes"
-          + " exceeded their %,d B window, i.e. the server's stream to them was not ready); %d"
-          + " non-reading streams had failed.%n", maxPending, totalPending, size(maxBytes),
+          + " exceeded their %,d B window: the server held the rest, blocked by flow control; beyond"
+          + " window + 32 KiB, grpc-java's on-ready threshold, the server's stream was not ready);"
+          + " %d non-reading streams had failed.%n", maxPending, totalPending, size(maxBytes),
           overWindow, window, errors));
       return timeouts == 0 && synced == m && errors == 0;
     } finally {
@@ -511,7 +547,7 @@ public final class Reliability {
       md.append("| when | synced | connect p50 / p99 / max | streams after disconnect | server heap"
           + " after full GC | vs idle | server RSS | server fds | server CPU s | load generator CPU"
           + " s |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
-      long base = s.heapMiB();
+      double base = s.heapMiB();
       md.append(String.format(Locale.ROOT, "| idle (config loaded, no client) | - | - | - | %s |"
           + " - | %s | %d | %s |%n", mib(base), size(ProcStats.rss(s.pid())), fds(s.pid()),
           Cpu.of(s.pid()).since(start)));
@@ -527,7 +563,7 @@ public final class Reliability {
             && System.currentTimeMillis() < deadline) {
           Thread.sleep(100);
         }
-        long heap = s.heapMiB();
+        double heap = s.heapMiB();
         double diff = heap - base;
         ok &= synced == k && streams == 0 && Math.abs(diff) <= 0.10 * base;
         md.append(String.format(Locale.ROOT, "| cycle %d, after disconnect | %,d/%,d | %s / %s /"
@@ -616,7 +652,7 @@ public final class Reliability {
   }
 
   /** One soak row. */
-  record SoakRow(double elapsedS, long heapMiB, long rss, long fds, long threads, int changes,
+  record SoakRow(double elapsedS, double heapMiB, long rss, long fds, long threads, int changes,
       double lagP99Ms, int late, int notConverged, String cpu) {}
 
   /** Scenario soak; see {@link #usage}. */
@@ -633,7 +669,7 @@ public final class Reliability {
       clients = connect(s, shared, f);
       Cpu start = Cpu.of(s.pid());
       md.append(String.format(Locale.ROOT, "%n## Soak: one endpoint set changes every second for"
-          + " %s s%n%n%s. Heap: after a full GC forced at each row (jcmd GC.run; the schedule"
+          + " %s s%n%n%s. Heap: live bytes after a full GC forced at each row (jcmd GC.class_histogram; the schedule"
           + " waits for it). Lag p99: of every client for every change in the row's interval, a"
           + " client that did not hold a change within its second counting as late.%n%n",
           opts.get("duration"), fleetLine(f, clusters)));
@@ -680,7 +716,7 @@ public final class Reliability {
         }
       }
       double[] hours = rows.stream().mapToDouble(r -> r.elapsedS() / 3600).toArray();
-      double[] heaps = rows.stream().mapToDouble(r -> r.heapMiB() < 0 ? Double.NaN : r.heapMiB())
+      double[] heaps = rows.stream().mapToDouble(SoakRow::heapMiB)
           .toArray();
       Growth.Fit fit = Growth.fit(hours, heaps);
       int notConverged = rows.stream().mapToInt(SoakRow::notConverged).max().orElse(0);
@@ -705,7 +741,7 @@ public final class Reliability {
       all[i] = Double.POSITIVE_INFINITY;
     }
     double p99 = new Stats(all).percentile(99);
-    long heap = LoadGenerator.liveHeapMiB(s.proc); // not awaitQuiet: the soak never is
+    double heap = liveHeapMiB(s.pid()); // not awaitQuiet: the soak never is
     SoakRow r = new SoakRow(elapsedS, heap, ProcStats.rss(s.pid()), fds(s.pid()),
         threads(s.pid()), changes, p99, late, notConverged, Cpu.of(s.pid()).since(start));
     md.append(String.format(Locale.ROOT, "| %.0f s | %s | %s | %d | %d | %,d | %s | %d | %d | %s"
