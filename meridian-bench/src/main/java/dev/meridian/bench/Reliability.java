@@ -218,6 +218,15 @@ public final class Reliability {
       return m == null ? -1 : LoadGenerator.metricSum(m, name);
     }
 
+    /**
+     * Streams open on the server ({@code meridian_streams_connected} over its labels; the gauge
+     * has no sample at all when none is open); -1 if /metrics does not answer.
+     */
+    double streams() throws InterruptedException {
+      String m = LoadGenerator.metrics(httpPort);
+      return m == null ? -1 : Math.max(0, LoadGenerator.metricSum(m, "meridian_streams_connected"));
+    }
+
     @Override
     public void close() {
       proc.close();
@@ -471,8 +480,9 @@ public final class Reliability {
         if (r == 1 || r % 10 == 0 || r == reloads) {
           Stats st = new Stats(window10.stream().mapToDouble(Double::doubleValue).toArray());
           heapLast = s.heapMiB();
-          md.append(String.format(Locale.ROOT, "| after %d reloads | %s | %s | %s / %s / %s | %d |"
-              + " %s |%n", r, mib(heapLast), size(ProcStats.rss(s.pid())), ms(st.percentile(50)),
+          md.append(String.format(Locale.ROOT, "| after %d reload%s | %s | %s | %s / %s / %s | %d |"
+              + " %s |%n", r, r == 1 ? "" : "s", mib(heapLast), size(ProcStats.rss(s.pid())),
+              ms(st.percentile(50)),
               ms(st.percentile(99)), ms(st.max()), timeouts10, Cpu.of(s.pid()).since(start)));
           log("  %d reloads: heap %s", r, mib(heapLast));
           window10.clear();
@@ -500,7 +510,8 @@ public final class Reliability {
       Stats st = new Stats(all.stream().mapToDouble(Double::doubleValue).toArray());
       double growth = heapLast - heapConnected;
       md.append(String.format(Locale.ROOT, "%nHeap after %d reloads vs with the non-reading"
-          + " clients connected: %+.1f MiB (%s); vs before they connected: %+.1f MiB (%s).%n", reloads,
+          + " clients connected: %+.1f MiB (%s); vs before they connected: %+.1f MiB (%s).%n",
+          reloads,
           growth, pct(growth, heapConnected), heapLast - heapBefore,
           pct(heapLast - heapBefore, heapBefore)));
       md.append(String.format(Locale.ROOT, "The non-reading clients' pending responses beyond"
@@ -559,8 +570,7 @@ public final class Reliability {
         close(clients);
         long deadline = System.currentTimeMillis() + intOpt("timeout") * 1000L;
         double streams;
-        while ((streams = s.metric("meridian_streams_connected")) != 0
-            && System.currentTimeMillis() < deadline) {
+        while ((streams = s.streams()) != 0 && System.currentTimeMillis() < deadline) {
           Thread.sleep(100);
         }
         double heap = s.heapMiB();
