@@ -458,6 +458,7 @@ public final class Reliability {
       int timeouts = 0;
       int timeouts10 = 0;
       double heapLast = heapConnected;
+      double heapAt10 = Double.NaN;
       for (int r = 1; r <= reloads; r++) {
         fleet.changeAllEndpoints();
         int expect = Fleet.portFor(fleet.endpointGen(0));
@@ -480,6 +481,9 @@ public final class Reliability {
         if (r == 1 || r % 10 == 0 || r == reloads) {
           Stats st = new Stats(window10.stream().mapToDouble(Double::doubleValue).toArray());
           heapLast = s.heapMiB();
+          if (r == 10) {
+            heapAt10 = heapLast;
+          }
           md.append(String.format(Locale.ROOT, "| after %d reload%s | %s | %s | %s / %s / %s | %d |"
               + " %s |%n", r, r == 1 ? "" : "s", mib(heapLast), size(ProcStats.rss(s.pid())),
               ms(st.percentile(50)),
@@ -514,6 +518,12 @@ public final class Reliability {
           reloads,
           growth, pct(growth, heapConnected), heapLast - heapBefore,
           pct(heapLast - heapBefore, heapBefore)));
+      if (reloads > 10) {
+        // The first reloads also warm the server up (about as much without non-reading clients):
+        // a bounded backlog shows as a flat heap from here on.
+        md.append(String.format(Locale.ROOT, "Heap after %d reloads vs after 10: %+.1f MiB (%s).%n",
+            reloads, heapLast - heapAt10, pct(heapLast - heapAt10, heapAt10)));
+      }
       md.append(String.format(Locale.ROOT, "The non-reading clients' pending responses beyond"
           + " their windows, which the server holds until they read: %s in all.%n", size(held)));
       md.append(String.format(Locale.ROOT, "Reading clients over all %d reloads: convergence p50"
