@@ -24,7 +24,15 @@ final class BenchClient {
   static final String EDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
 
   /** What an event waits for. */
-  enum Goal { CONNECT, ALL_CLUSTERS, ONE_ENDPOINT }
+  enum Goal {
+    CONNECT, ALL_CLUSTERS, ONE_ENDPOINT,
+    /**
+     * SotW only: every endpoint set at the armed port (every set changed together, {@link
+     * Fleet#changeAllEndpoints}); an EDS response whose first set has another port is stale and
+     * not counted. A fresh client reaches it only after its CDS, so it means converged.
+     */
+    ALL_ENDPOINTS
+  }
 
   /** Shared by all clients: the EDS subscription names (built once; large at 10,000 clusters). */
   static final class Shared {
@@ -225,8 +233,10 @@ final class BenchClient {
     bytes += r.size;
     responses++;
     boolean isCds = r.typeUrl.equals(CDS);
-    for (int k = 0; k < r.count; k++) {
-      record(isCds, r, k);
+    if (isCds || goal != Goal.ALL_ENDPOINTS || r.count == 0 || portOf(r, 0) == expectGen) {
+      for (int k = 0; k < r.count; k++) {
+        record(isCds, r, k);
+      }
     }
     check(); // the client has what it received now: its own ACK (170 KB at 10,000 names) comes after
     if (isCds) {
@@ -267,6 +277,16 @@ final class BenchClient {
     } else if (isCds && r.count > 0) {
       // As in SotW: the updated (warming) clusters ask for their endpoints again.
       deltaOut.onNext(shared.deltaEds);
+    }
+  }
+
+  /** The port of the k-th endpoint set of an EDS response (its first endpoint); -1 if unreadable. */
+  private static int portOf(LightResponse r, int k) {
+    try {
+      return ClusterLoadAssignment.parseFrom(r.body(k)).getEndpoints(0).getLbEndpoints(0)
+          .getEndpoint().getAddress().getSocketAddress().getPortValue();
+    } catch (InvalidProtocolBufferException | IndexOutOfBoundsException e) {
+      return -1;
     }
   }
 
@@ -317,6 +337,7 @@ final class BenchClient {
       case CONNECT -> cds.cardinality() == n && eds.cardinality() == n;
       case ALL_CLUSTERS -> cds.cardinality() == n;
       case ONE_ENDPOINT -> eds.get(endpointIndex);
+      case ALL_ENDPOINTS -> eds.cardinality() == n;
     };
     if (done) {
       doneNanos = System.nanoTime();

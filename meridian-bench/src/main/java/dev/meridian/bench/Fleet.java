@@ -66,6 +66,13 @@ public final class Fleet {
     endpointGen[i]++;
   }
 
+  /** Changes every endpoint set (each push then carries all of them). */
+  public void changeAllEndpoints() {
+    for (int i = 0; i < clusters; i++) {
+      endpointGen[i]++;
+    }
+  }
+
   public static String name(int i) {
     return PREFIX + i;
   }

@@ -677,7 +677,7 @@ public final class LoadGenerator {
   }
 
   /** Adds the blank-separated words of a flags option (none if it is blank). */
-  private static void addWords(List<String> cmd, String flags) {
+  static void addWords(List<String> cmd, String flags) {
     for (String f : flags.trim().split("\\s+")) {
       if (!f.isEmpty()) {
         cmd.add(f);
@@ -735,7 +735,7 @@ public final class LoadGenerator {
    * Waits (at most 30 s) until the server is idle, under 5 % of a core over 250 ms, so that one
    * event does not pay for the tail of the previous one (ACKs, closed streams, a collection).
    */
-  private static void awaitQuiet(long pid) throws InterruptedException {
+  static void awaitQuiet(long pid) throws InterruptedException {
     long deadline = System.currentTimeMillis() + 30_000;
     double last = ProcStats.cpuSeconds(pid);
     while (System.currentTimeMillis() < deadline) {
@@ -887,7 +887,7 @@ public final class LoadGenerator {
   }
 
   /** Forces a full GC in the server (jcmd GC.run) and reads the heap after it from the GC log. */
-  private static long liveHeapMiB(ServerProcess proc) throws Exception {
+  static long liveHeapMiB(ServerProcess proc) throws Exception {
     Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     Process p = new ProcessBuilder(jcmd.toString(), Long.toString(proc.pid()), "GC.run")
         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
@@ -907,25 +907,45 @@ public final class LoadGenerator {
    * {@code httpPort} (docs/operations.md); -1 for no Meridian ({@code httpPort} -1) or no answer.
    */
   static long serializations(int httpPort) throws InterruptedException {
+    String m = metrics(httpPort);
+    return m == null ? -1 : serializations(m);
+  }
+
+  /** The text of Meridian's {@code /metrics} on {@code httpPort}; null for none or no answer. */
+  static String metrics(int httpPort) throws InterruptedException {
     if (httpPort < 0) {
-      return -1;
+      return null;
     }
     try {
       HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
           .timeout(java.time.Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-      return r.statusCode() != 200 ? -1 : serializations(r.body());
+      return r.statusCode() != 200 ? null : r.body();
     } catch (IOException e) {
-      return -1;
+      return null;
     }
   }
 
   /** The serialization counter's value in a {@code /metrics} text, or -1 if it has none. */
   static long serializations(String metrics) {
-    String name = "meridian_resources_serialized_total ";
-    return metrics.lines().filter(l -> l.startsWith(name))
-        .mapToLong(l -> (long) Double.parseDouble(l.substring(name.length()).trim())).findFirst()
-        .orElse(-1);
+    return (long) metricSum(metrics, "meridian_resources_serialized_total");
+  }
+
+  /**
+   * The sum of a metric's samples over all its labels in a {@code /metrics} text ({@code name}
+   * or {@code name{...}} lines), or -1 if it has none.
+   */
+  static double metricSum(String metrics, String name) {
+    double sum = 0;
+    boolean found = false;
+    for (String l : metrics.lines().toList()) {
+      if (l.startsWith(name + " ") || l.startsWith(name + "{")) {
+        String[] f = l.trim().split("\\s+");
+        sum += Double.parseDouble(f[f.length - 1]);
+        found = true;
+      }
+    }
+    return found ? sum : -1;
   }
 
   static int freePort() throws IOException {
@@ -934,7 +954,7 @@ public final class LoadGenerator {
     }
   }
 
-  private static void awaitPort(int port, long timeoutMs, Process p) throws InterruptedException {
+  static void awaitPort(int port, long timeoutMs, Process p) throws InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMs;
     while (System.currentTimeMillis() < deadline) {
       if (!p.isAlive()) {
