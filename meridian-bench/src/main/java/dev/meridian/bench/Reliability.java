@@ -169,10 +169,14 @@ public final class Reliability {
     final int port;
     final int httpPort;
     final LoadGenerator.ServerProcess proc;
+    /** Where each heap measurement's class histogram is kept, to see where a difference lies. */
+    private final Path histograms;
+    private int measured;
 
     Server(Fleet fleet, String tag) throws Exception {
       this.fleet = fleet;
       Path work = Path.of(opts.get("work-dir")).toAbsolutePath();
+      histograms = work.resolve("histo-" + tag + "-");
       Files.createDirectories(work);
       config = work.resolve("config-" + tag + ".yaml");
       Path gcLog = work.resolve("gc-" + tag + ".log");
@@ -210,7 +214,8 @@ public final class Reliability {
     /** Live heap (a full GC's class histogram, MiB), once the server is quiet. */
     double heapMiB() throws Exception {
       LoadGenerator.awaitQuiet(pid());
-      return liveHeapMiB(pid());
+      return liveHeapMiB(pid(), Path.of(histograms + (++measured < 10 ? "0" : "") + measured
+          + ".txt"));
     }
 
     double metric(String name) throws InterruptedException {
@@ -333,6 +338,11 @@ public final class Reliability {
    * the byte, where the GC log's "Pause Full" line rounds to MiB.
    */
   static double liveHeapMiB(long pid) throws Exception {
+    return liveHeapMiB(pid, null);
+  }
+
+  /** {@link #liveHeapMiB(long)}, keeping the histogram in {@code keep} unless it is null. */
+  static double liveHeapMiB(long pid, Path keep) throws Exception {
     Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd")
         .toString(), Long.toString(pid), "GC.class_histogram").redirectErrorStream(true).start();
     List<String> lines;
@@ -343,6 +353,9 @@ public final class Reliability {
     if (!p.waitFor(120, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       return Double.NaN;
+    }
+    if (keep != null) {
+      Files.write(keep, lines);
     }
     return histogramTotalBytes(lines) / (1024.0 * 1024);
   }
@@ -566,12 +579,16 @@ public final class Reliability {
           + " cycles%n%n%s. Load generator: %s; ephemeral ports %s; tcp_tw_reuse %s.%n%n", k,
           cycles, fleetLine(k, clusters), fdLimit, ports, twReuse));
       md.append("| when | synced | connect p50 / p99 / max | streams after disconnect | server heap"
-          + " after full GC | vs idle | server RSS | server fds | server CPU s | load generator CPU"
-          + " s |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+          + " after full GC | vs idle | vs after cycle 1 | server RSS | server fds | server CPU s |"
+          + " load generator CPU s |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
       double base = s.heapMiB();
       md.append(String.format(Locale.ROOT, "| idle (config loaded, no client) | - | - | - | %s |"
-          + " - | %s | %d | %s |%n", mib(base), size(ProcStats.rss(s.pid())), fds(s.pid()),
+          + " - | - | %s | %d | %s |%n", mib(base), size(ProcStats.rss(s.pid())), fds(s.pid()),
           Cpu.of(s.pid()).since(start)));
+      // A leak grows with every cycle; what the first connections load once (classes, their
+      // interned strings, Netty's pool caches) does not: the column "vs after cycle 1" tells them
+      // apart.
+      double first = Double.NaN;
       for (int c = 1; c <= cycles; c++) {
         List<BenchClient> clients = connect(s, shared, k);
         int synced = (int) clients.stream().filter(BenchClient::done).count();
@@ -585,11 +602,15 @@ public final class Reliability {
         }
         double heap = s.heapMiB();
         double diff = heap - base;
+        if (c == 1) {
+          first = heap;
+        }
         ok &= synced == k && streams == 0 && Math.abs(diff) <= 0.10 * base;
         md.append(String.format(Locale.ROOT, "| cycle %d, after disconnect | %,d/%,d | %s / %s /"
-            + " %s | %.0f | %s | %s | %s | %d (connected: %d) | %s |%n", c, synced, k,
+            + " %s | %.0f | %s | %s | %s | %s | %d (connected: %d) | %s |%n", c, synced, k,
             ms(st.percentile(50)), ms(st.percentile(99)), ms(st.max()), streams, mib(heap),
-            pct(diff, base), size(ProcStats.rss(s.pid())), fds(s.pid()), fdsConnected,
+            pct(diff, base), c == 1 ? "-" : pct(heap - first, first),
+            size(ProcStats.rss(s.pid())), fds(s.pid()), fdsConnected,
             Cpu.of(s.pid()).since(start)));
         log("  cycle %d: heap %s (idle %s)", c, mib(heap), mib(base));
       }
