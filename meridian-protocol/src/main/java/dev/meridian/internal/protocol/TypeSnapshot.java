@@ -201,6 +201,23 @@ public final class TypeSnapshot {
     return versions.size() == byName.size() ? version : Versions.ofView(versions);
   }
 
+  /** See {@link Snapshot#servingAuthorities}; this one itself when nothing is left out. */
+  TypeSnapshot servingAuthorities(Set<String> authorities) {
+    // xdstp names sort together: only they are looked at.
+    Set<String> xdstp = resources.subMap(XdstpName.SCHEME, "xdstp:/0").keySet();
+    List<XdsResource> kept = null;
+    for (String n : xdstp) {
+      String authority = XdstpName.authorityOf(n);
+      if (authority != null && !authorities.contains(authority) && kept == null) {
+        kept = new java.util.ArrayList<>(resources.values());
+      }
+      if (kept != null && authority != null && !authorities.contains(authority)) {
+        kept.remove(resources.get(n));
+      }
+    }
+    return kept == null ? this : TypeSnapshot.of(kept);
+  }
+
   /** Names added, removed or changed between {@code older} and this. */
   public Set<String> changedSince(TypeSnapshot older) {
     if (older == this) {

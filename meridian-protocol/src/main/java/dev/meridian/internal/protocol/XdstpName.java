@@ -113,6 +113,41 @@ public record XdstpName(String authority, String type, String id, Map<String, St
     return out == null ? names : out;
   }
 
+  /**
+   * What is wrong with {@code name} as the name of a resource of the type {@code typeUrl} in a
+   * config, or null if nothing is (every name that is not xdstp is fine here). An xdstp name must
+   * parse, name its own resource type (TP1: the type segment is the type URL without {@code
+   * type.googleapis.com/}), name one resource (not a glob collection) and be written in canonical
+   * form, since requests are matched by that form.
+   */
+  public static String problemAsResourceName(String name, String typeUrl) {
+    if (!isXdstp(name)) {
+      return null;
+    }
+    XdstpName n;
+    try {
+      n = parse(name);
+    } catch (IllegalArgumentException e) {
+      return e.getMessage();
+    }
+    String type = typeUrl.substring(typeUrl.lastIndexOf('/') + 1);
+    if (!n.type().equals(type)) {
+      return "xdstp name " + name + " has the type segment '" + n.type()
+          + "', but the resource is of type " + type + " (xDS TP1: xdstp://AUTHORITY/" + type
+          + "/ID)";
+    }
+    if (n.isGlob()) {
+      return "xdstp name " + name + " is a glob collection (it ends in /*); a resource is named"
+          + " by one of its members (xDS TP1 \"Glob\")";
+    }
+    String canonical = n.canonical();
+    if (!canonical.equals(name)) {
+      return "xdstp name " + name + " is not in canonical form; write it as " + canonical
+          + " (context parameters sorted, percent-encodings normalized, no #directives)";
+    }
+    return null;
+  }
+
   /** The name with its context parameters sorted and percent-encodings normalized. */
   public String canonical() {
     StringBuilder sb = new StringBuilder(SCHEME).append(authority).append('/').append(type)

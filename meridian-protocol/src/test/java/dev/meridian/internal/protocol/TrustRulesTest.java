@@ -273,6 +273,28 @@ class TrustRulesTest {
     assertThat(sent(right.ask("orders-cert"))).containsExactly("orders-cert");
   }
 
+  /** Per-resource errors (TP3 resource_errors) of every response: name → google.rpc.Code. */
+  static Map<String, Integer> errors(List<Outcome> out) {
+    return FederationRulesTest.errors(out);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void withheldSecretIsReportedAsPermissionDeniedThenAsNotFoundOnceDeleted(Variant v) {
+    SecretAccess access = new SecretAccess(List.of(
+        new SecretAccess.Rule("orders-*", List.of("spiffe://example.org/ns/orders/*"))));
+    Client wrong = new Client(v, "web-1", PAYMENTS, false,
+        config(access, secret("orders-cert"), secret("shared")));
+    List<Outcome> out = wrong.ask("orders-cert", "shared");
+    assertThat(errors(out)).containsExactly(Map.entry("orders-cert", 7)); // PERMISSION_DENIED
+    assertThat(FederationRulesTest.errorList(out).get(0).getErrorDetail().getMessage())
+        .contains(PAYMENTS);
+    assertThat(errors(wrong.ack())).isEmpty(); // said once
+    // The reason changes (it no longer exists at all): said again, as NOT_FOUND.
+    assertThat(errors(wrong.reload(config(access, secret("shared")))))
+        .containsExactly(Map.entry("orders-cert", 5));
+  }
+
   @ParameterizedTest
   @EnumSource(value = Variant.class, names = {"DELTA_ADS", "DELTA_PER_TYPE"})
   void accessTakenAwayByAReloadRemovesTheSecretFromADeltaClient(Variant v) {
