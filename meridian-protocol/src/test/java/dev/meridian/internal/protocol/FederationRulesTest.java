@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.meridian.xds.ResourceType;
 
-import com.google.protobuf.Message;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
@@ -38,25 +37,21 @@ class FederationRulesTest {
   enum Variant { SOTW_ADS, SOTW_PER_TYPE, DELTA_ADS, DELTA_PER_TYPE }
 
   /** One client on one stream of the variant, asking for one type. */
-  static final class Client {
+  static final class Client extends VariantClient {
     final Variant variant;
     final ResourceType type;
-    final TwinStream<? extends Message> twin;
-    ServedConfig config;
-    private String lastNonce = "";
     private boolean sentNode;
     private List<String> names = new ArrayList<>();
 
     Client(Variant variant, ResourceType type, ServedConfig config) {
-      this.variant = variant;
-      this.type = type;
-      this.config = config;
-      this.twin = switch (variant) {
+      super(switch (variant) {
         case SOTW_ADS -> TwinStream.sotwAds(CLOCK);
         case SOTW_PER_TYPE -> TwinStream.sotwPerType(type, CLOCK);
         case DELTA_ADS -> TwinStream.deltaAds(CLOCK);
         case DELTA_PER_TYPE -> TwinStream.deltaPerType(type, CLOCK);
-      };
+      }, config);
+      this.variant = variant;
+      this.type = type;
     }
 
     boolean delta() {
@@ -104,26 +99,6 @@ class FederationRulesTest {
       return out;
     }
 
-    List<Outcome> reload(ServedConfig next) {
-      ServedConfig before = config;
-      config = next;
-      Map<String, Map<ResourceType, Set<String>>> changes = new java.util.HashMap<>();
-      for (String g : next.groupNames()) {
-        changes.put(g, next.snapshot(g).changedSince(before.snapshot(g)));
-      }
-      List<Outcome> out = twin.onConfig(next, changes);
-      remember(out);
-      return out;
-    }
-
-    private void remember(List<Outcome> out) {
-      for (Outcome o : out) {
-        if (o instanceof Outcome.Send s) {
-          lastNonce = s.response() instanceof DiscoveryResponse r ? r.getNonce()
-              : ((DeltaDiscoveryResponse) s.response()).getNonce();
-        }
-      }
-    }
   }
 
   static XdsResource cla(String name) {
@@ -150,13 +125,7 @@ class FederationRulesTest {
   }
 
   static List<String> removed(List<Outcome> out) {
-    List<String> names = new ArrayList<>();
-    for (Outcome o : out) {
-      if (o instanceof Outcome.Send s && s.response() instanceof DeltaDiscoveryResponse r) {
-        names.addAll(r.getRemovedResourcesList());
-      }
-    }
-    return names;
+    return TrustRulesTest.removed(out);
   }
 
   /** The per-resource errors of every response: name → google.rpc.Code. */
@@ -180,8 +149,7 @@ class FederationRulesTest {
   }
 
   static Outcome.Close closed(List<Outcome> out) {
-    return out.stream().filter(o -> o instanceof Outcome.Close).map(o -> (Outcome.Close) o)
-        .findFirst().orElse(null);
+    return TrustRulesTest.closed(out);
   }
 
   // --- TP1 "Normalization" ---
