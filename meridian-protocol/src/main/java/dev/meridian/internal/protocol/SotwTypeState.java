@@ -140,6 +140,14 @@ final class SotwTypeState extends TypeState {
         // view under the same subscription, so nothing is resent.
         sent = view(snapshot);
         resumed(sent, snapshot);
+        // Its version covers the names it asks for, so the response that gave it this view also
+        // said which of them are absent (TP3): not said again. A REST-JSON poll is such a
+        // reconnect each time, and must not be answered with the same errors on every poll.
+        for (String n : subscription.names()) {
+          if (subscription.isExplicitResource(n) && snapshot.get(n) == null) {
+            absenceKnown(n);
+          }
+        }
         sentVersionInfo = clientVersion;
         ackedVersion = clientVersion;
         owesResponse = false;

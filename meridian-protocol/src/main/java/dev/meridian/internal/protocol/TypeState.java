@@ -138,6 +138,14 @@ abstract class TypeState {
     }
   }
 
+  /**
+   * The client already knows why {@code name} is absent (a reconnect at the version of a view
+   * whose response said so): recorded as said, not said again.
+   */
+  final void absenceKnown(String name) {
+    errorsSaid.put(name, absence.apply(name));
+  }
+
   /** {@code name} exists for this stream: an error said about it no longer holds. */
   final void present(String name) {
     if (!errorsSaid.isEmpty()) {

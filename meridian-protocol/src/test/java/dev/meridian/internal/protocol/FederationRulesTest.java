@@ -64,6 +64,18 @@ class FederationRulesTest {
       return send(Arrays.asList(more), List.of());
     }
 
+    /** SotW: a new stream's first request, holding {@code version} of these names. */
+    @SuppressWarnings("unchecked")
+    List<Outcome> resume(String version, String... asked) {
+      names.addAll(Arrays.asList(asked));
+      sentNode = true;
+      List<Outcome> out = ((TwinStream<DiscoveryRequest>) twin).onRequest(DiscoveryRequest
+          .newBuilder().setNode(Fixtures.node("node-1")).setTypeUrl(type.typeUrl())
+          .setVersionInfo(version).addAllResourceNames(names).build(), config);
+      remember(out);
+      return out;
+    }
+
     /** Drops names. */
     List<Outcome> drop(String... less) {
       names.removeAll(Arrays.asList(less));
@@ -286,6 +298,24 @@ class FederationRulesTest {
     assertThat(errors(out)).containsExactly(Map.entry("missing", NOT_FOUND));
     if (c.delta()) {
       assertThat(removed(out)).containsExactly("missing");
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Variant.class, names = {"SOTW_ADS", "SOTW_PER_TYPE"})
+  void sotwReconnectAtTheSameVersionIsNotToldTheErrorsAgain(Variant v) {
+    // The version covers the names asked for, so the client was told then (and a REST-JSON
+    // poll, a reconnect each time, is not answered with the same error on every poll).
+    for (ResourceType type : List.of(ResourceType.ENDPOINT, ResourceType.CLUSTER)) {
+      XdsResource here = type == ResourceType.CLUSTER ? Fixtures.cluster("here") : cla("here");
+      Client first = new Client(v, type, config(here));
+      List<Outcome> out = first.ask("here", "missing");
+      assertThat(errors(out)).containsOnlyKeys("missing");
+      String version =
+          ((DiscoveryResponse) ((Outcome.Send) out.get(0)).response()).getVersionInfo();
+      Client again = new Client(v, type, config(here));
+      assertThat(again.resume(version, "here", "missing"))
+          .noneMatch(o -> o instanceof Outcome.Send);
     }
   }
 
