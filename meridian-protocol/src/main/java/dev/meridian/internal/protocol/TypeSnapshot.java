@@ -204,18 +204,23 @@ public final class TypeSnapshot {
   /** See {@link Snapshot#servingAuthorities}; this one itself when nothing is left out. */
   TypeSnapshot servingAuthorities(Set<String> authorities) {
     // xdstp names sort together: only they are looked at.
-    Set<String> xdstp = resources.subMap(XdstpName.SCHEME, "xdstp:/0").keySet();
-    List<XdsResource> kept = null;
-    for (String n : xdstp) {
+    Set<String> dropped = new HashSet<>();
+    for (String n : resources.subMap(XdstpName.SCHEME, "xdstp:/0").keySet()) {
       String authority = XdstpName.authorityOf(n);
-      if (authority != null && !authorities.contains(authority) && kept == null) {
-        kept = new java.util.ArrayList<>(resources.values());
-      }
-      if (kept != null && authority != null && !authorities.contains(authority)) {
-        kept.remove(resources.get(n));
+      if (authority != null && !authorities.contains(authority)) {
+        dropped.add(n);
       }
     }
-    return kept == null ? this : TypeSnapshot.of(kept);
+    if (dropped.isEmpty()) {
+      return this;
+    }
+    List<XdsResource> kept = new java.util.ArrayList<>(resources.size() - dropped.size());
+    for (XdsResource r : list) {
+      if (!dropped.contains(r.name())) {
+        kept.add(r);
+      }
+    }
+    return TypeSnapshot.of(kept);
   }
 
   /** Names added, removed or changed between {@code older} and this. */
