@@ -198,6 +198,12 @@ final class ServeCommand implements Callable<Integer> {
           + "and client logs show who served a config (default: meridian@<host name>).")
   String controlPlaneId;
 
+  @Option(names = "--authority", paramLabel = "NAME",
+      description = "Serve the xdstp:// resources of this authority (xDS federation, gRFC A47); "
+          + "repeatable. A request for another authority's xdstp name is answered as "
+          + "does-not-exist. Default: every authority in the config.")
+  java.util.List<String> authorities = new java.util.ArrayList<>();
+
   /** Read by the {@code ./meridian} launcher, which adds its JVM flags; accepted here for that. */
   @Option(names = "--fleet",
       description = "JVM tuning for a large fleet: ./meridian adds its JIT and G1 flags "
@@ -273,6 +279,7 @@ final class ServeCommand implements Callable<Integer> {
             .withAllowPlaintextSecrets(allowPlaintextSecrets)
             .withCsdsIdentity(csdsIdentity)
             .withControlPlaneId(controlPlaneId)
+            .withAuthorities(new java.util.LinkedHashSet<>(authorities))
             .withBounds(bounds), store)
         .logLevels(new Logging.JulLevels());
     try {

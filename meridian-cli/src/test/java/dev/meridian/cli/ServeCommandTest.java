@@ -53,6 +53,18 @@ class ServeCommandTest {
     assertThat(unnamed.controlPlaneId).isNull(); // MeridianServer: meridian@<host name>
   }
 
+  /** Issue 26: --authority is repeatable; without it, every authority in the config. */
+  @Test
+  void authorityIsRepeatableAndDefaultsToEveryAuthority() {
+    ServeCommand named = new ServeCommand();
+    new CommandLine(named).parseArgs("--config", "x.yaml", "--authority", "a.example",
+        "--authority", "b.example");
+    assertThat(named.authorities).containsExactly("a.example", "b.example");
+    ServeCommand unnamed = new ServeCommand();
+    new CommandLine(unnamed).parseArgs("--config", "x.yaml");
+    assertThat(unnamed.authorities).isEmpty();
+  }
+
   /** Issue 25: every bound has a flag; without them, the server's defaults. */
   @Test
   void boundsFlagsAreReadAndDefaultToTheServersDefaults() {

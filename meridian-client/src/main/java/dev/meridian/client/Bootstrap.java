@@ -1,5 +1,6 @@
 package dev.meridian.client;
 
+import dev.meridian.internal.protocol.XdstpName;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;

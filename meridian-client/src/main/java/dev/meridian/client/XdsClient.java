@@ -1,5 +1,6 @@
 package dev.meridian.client;
 
+import dev.meridian.internal.protocol.XdstpName;
 import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.XdsResource;
 import io.grpc.Status;

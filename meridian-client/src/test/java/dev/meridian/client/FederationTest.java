@@ -2,7 +2,6 @@ package dev.meridian.client;
 
 import static dev.meridian.client.TestResources.edsCluster;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Any;
 import dev.meridian.xds.ResourceType;
@@ -92,14 +91,5 @@ class FederationTest {
           "error:INVALID_RESOURCE:xdstp://nobody.example/envoy.config.cluster.v3.Cluster/x");
       assertThat(byServer).isEmpty();
     }
-  }
-
-  @Test
-  void contextParametersAreCanonicalized() {
-    assertThat(XdstpName.parse("xdstp://a/t.T/id?b=2&a=1").canonical())
-        .isEqualTo("xdstp://a/t.T/id?a=1&b=2");
-    assertThat(XdstpName.parse("xdstp:///t.T/x/y").authority()).isEmpty();
-    assertThat(XdstpName.parse("xdstp:///t.T/x/y").id()).isEqualTo("x/y");
-    assertThatThrownBy(() -> XdstpName.parse("xdstp://a")).isInstanceOf(IllegalArgumentException.class);
   }
 }

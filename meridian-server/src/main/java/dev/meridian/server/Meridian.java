@@ -46,7 +46,7 @@ public final class Meridian implements AutoCloseable {
         b.controlPlaneId != null ? b.controlPlaneId : MeridianServer.defaultControlPlaneId(),
         b.heartbeatInterval, b.allowPlaintextSecrets, b.permitKeepAliveTime, b.keepAliveTime,
         b.keepAliveTimeout, b.maxConnectionAge, b.maxConnectionAgeGrace, b.shutdownTimeout,
-        b.bounds));
+        b.bounds, b.authorities));
     this.callbacks = b.callbacks == null ? null
         : new CallbackDispatcher(b.callbacks, b.callbackQueue);
     if (b.metricsRegistry != null) {
@@ -166,6 +166,7 @@ public final class Meridian implements AutoCloseable {
   /** Settings of a {@link Meridian}; every one has a default. */
   public static final class Builder {
     private String controlPlaneId;
+    private final java.util.Set<String> authorities = new java.util.LinkedHashSet<>();
     private NodeGrouping grouping = NodeGrouping.everyone(ServedConfig.DEFAULT_GROUP);
     private Validation validation = Validation.OFF;
     private DiscoveryCallbacks callbacks;
@@ -263,6 +264,17 @@ public final class Meridian implements AutoCloseable {
      */
     public Builder controlPlaneId(String id) {
       this.controlPlaneId = id;
+      return this;
+    }
+
+    /**
+     * Serves the resources named {@code xdstp://AUTHORITY/...} of this authority (xDS federation,
+     * gRFC A47; {@code serve --authority}); call once per authority. A request for the xdstp name
+     * of an authority not given is answered as does-not-exist. Default (none given): every
+     * authority in the published config.
+     */
+    public Builder authority(String authority) {
+      this.authorities.add(Objects.requireNonNull(authority, "authority"));
       return this;
     }
 

@@ -1,6 +1,7 @@
 package dev.meridian.internal.config;
 
 import com.google.protobuf.Message;
+import dev.meridian.internal.protocol.XdstpName;
 import dev.meridian.internal.protocol.NodeMatcher;
 import dev.meridian.internal.protocol.SecretAccess;
 import dev.meridian.xds.ResourceType;
@@ -347,6 +348,11 @@ public final class ConfigLoader {
         resource = tree == null ? null : reader.build(value, tree, "resource");
       }
       if (resource == null) {
+        continue;
+      }
+      String xdstp = XdstpName.problemAsResourceName(resource.name(), resource.type().typeUrl());
+      if (xdstp != null) {
+        problems.add(key + ": " + xdstp);
         continue;
       }
       if (resource.type() != r.type() || !resource.name().equals(r.name())) {
@@ -801,6 +807,11 @@ public final class ConfigLoader {
         String at = where + "[" + i + "]";
         XdsResource resource = parse(r, at);
         if (resource == null) {
+          continue;
+        }
+        String xdstp = XdstpName.problemAsResourceName(resource.name(), resource.type().typeUrl());
+        if (xdstp != null) {
+          problem(r, at + ": " + xdstp); // issue 26: requests match xdstp names canonically
           continue;
         }
         String key = resource.type().name() + " " + resource.name();

@@ -86,20 +86,23 @@ final class DeltaTypeState extends TypeState {
           + " (latest " + lastNonce + "); subscription changes applied"));
     }
     VersionMap.Editor edit = held.edit();
+    // (Read once: the generated getter builds a new empty map view on every call.)
+    Map<String, String> initial = first ? initialVersions(req) : Map.of();
     if (first) {
       // Spec "Incremental xDS": on reconnect the client lists what it holds; only differences are sent.
-      req.getInitialResourceVersionsMap().forEach(edit::put);
-      if (!req.getInitialResourceVersionsMap().isEmpty()) {
+      initial.forEach(edit::put);
+      if (!initial.isEmpty()) {
         VersionMap.Editor holds = VersionMap.EMPTY.edit();
-        req.getInitialResourceVersionsMap().forEach(holds::put);
+        initial.forEach(holds::put);
         resumed(holds.commit(), snapshot);
       }
       dirtyAll = true;
     }
-    Subscription.Change change = subscription.update(req.getResourceNamesSubscribeList(),
-        req.getResourceNamesUnsubscribeList());
+    // TP1 "Normalization": xdstp names are matched, held and answered in canonical form.
+    List<String> subscribe = XdstpName.canonicalize(req.getResourceNamesSubscribeList());
+    Subscription.Change change = subscription.update(subscribe,
+        XdstpName.canonicalize(req.getResourceNamesUnsubscribeList()));
     // Spec "Subscribing to Resources": names the client already holds must still be sent.
-    List<String> subscribe = req.getResourceNamesSubscribeList();
     if (!first && !held.isEmpty() && subscribe.size() >= held.size() && subscribe.size() >= 64
         && held.allKeys(sharing.request(subscribe).set::contains)) {
       // It asks again for everything it holds (a warming client re-subscribing all its
@@ -109,11 +112,11 @@ final class DeltaTypeState extends TypeState {
       dirtyAll = true;
       subscribe = List.of();
     }
-    // (Read once: the generated getter builds a new empty map view on every call.)
-    Map<String, String> initial = first ? req.getInitialResourceVersionsMap() : Map.of();
     for (String n : subscribe) {
       // ...except on a reconnect, where the client's initial_resource_versions say what it holds.
-      if (!n.equals(Subscription.WILDCARD) && !initial.containsKey(n)) {
+      if (!dirtyAll && XdstpName.isGlob(n)) {
+        dirtyAll = true; // TP1 "Glob": a new collection: every member it holds is to be sent
+      } else if (!n.equals(Subscription.WILDCARD) && !initial.containsKey(n)) {
         if (held.containsKey(n)) {
           edit.remove(n);
         }
@@ -123,7 +126,10 @@ final class DeltaTypeState extends TypeState {
       }
     }
     dropped(change.removed());
+    unasked(change.removed());
+    boolean collectionDropped = false;
     for (String n : change.removed()) {
+      collectionDropped |= XdstpName.isGlob(n);
       edit.remove(n);
       if (subscription.isWildcard()) {
         // Spec: a wildcard client that drops a specific name cannot tell whether the wildcard
@@ -136,11 +142,12 @@ final class DeltaTypeState extends TypeState {
       dirtyAll = true;
     }
     held = edit.commit();
-    if (change.wildcardRemoved()) {
-      // The client drops what only the wildcard gave it; forget it so that a resubscribe resends.
+    if (change.wildcardRemoved() || collectionDropped) {
+      // The client drops what only the wildcard (or a glob collection, TP1 "Glob") gave it;
+      // forget it so that a resubscribe resends. An unsubscribe needs no answer.
       VersionMap.Editor drop = held.edit();
       held.forEach((k, v) -> {
-        if (!subscription.isExplicit(k)) {
+        if (!subscription.covers(k)) {
           drop.remove(k);
         }
       });
@@ -159,11 +166,13 @@ final class DeltaTypeState extends TypeState {
     if ((dirtyAll || sharing.prefersWhole(held, dirty.size())) && seesWhole(snapshot)) {
       diff = sharing.toWhole(held, snapshot);
       held = VersionMap.shared(snapshot.versionMap()); // it now holds exactly the type
+      presentAll(snapshot); // every name it asks for exists
     } else {
       diff = diff(dirtyAll ? candidates(snapshot) : dirty, snapshot);
     }
     clearDirty();
-    if (diff.isEmpty()) {
+    List<io.envoyproxy.envoy.service.discovery.v3.ResourceError> errors = takeErrors();
+    if (diff.isEmpty() && errors.isEmpty()) {
       return;
     }
     systemVersion = snapshot.version();
@@ -192,6 +201,8 @@ final class DeltaTypeState extends TypeState {
         b.addRemovedResources(key);
       }
     }
+    // TP3: why each requested name is absent, with its removal (older clients read only that).
+    b.addAllResourceErrors(errors);
     out.add(new Outcome.Send(type, b.build()));
   }
 
@@ -214,6 +225,10 @@ final class DeltaTypeState extends TypeState {
     keys.addAll(subscription.names());
     if (subscription.isWildcard()) {
       keys.addAll(snapshot.resources().keySet());
+    } else {
+      for (String glob : subscription.globs()) {
+        keys.addAll(members(glob, snapshot));
+      }
     }
     return keys;
   }
@@ -224,12 +239,14 @@ final class DeltaTypeState extends TypeState {
     Set<String> gone = new java.util.TreeSet<>();
     VersionMap.Editor holds = held.edit();
     for (String key : keys) {
-      boolean explicit = subscription.isExplicit(key);
+      // A glob collection's own name is not a resource: only its members are answered.
+      boolean explicit = subscription.isExplicitResource(key);
       XdsResource r = explicit ? snapshot.resolve(key)
-          : subscription.isWildcard() ? snapshot.get(key) : null;
+          : subscription.coversUnnamed(key) ? snapshot.get(key) : null;
       String version = held.get(key);
       boolean mustSay = mustAnswer.remove(key);
       if (r != null) {
+        present(key);
         if (!r.version().equals(version)) {
           changed.putIfAbsent(r.name(), r);
           holds.put(key, r.version());
@@ -240,6 +257,7 @@ final class DeltaTypeState extends TypeState {
           gone.add(key);
           holds.put(key, ABSENT);
         }
+        absent(key); // and why (TP3), said again only if that changes
       } else if ((version != null && !version.equals(ABSENT)) || mustSay) {
         // Deleted, or no longer covered: every stream that had it is told.
         gone.add(key);
@@ -249,6 +267,35 @@ final class DeltaTypeState extends TypeState {
     held = holds.commit(snapshot.versionMap());
     gone.removeAll(changed.keySet()); // never a name in both lists
     return new Diff(List.copyOf(changed.values()), List.copyOf(gone));
+  }
+
+  /**
+   * The resources of {@code snapshot} in the glob collection {@code glob} (TP1 "Glob"): names
+   * sort by prefix, so only the collection's directory is looked at.
+   */
+  static List<String> members(String glob, TypeSnapshot snapshot) {
+    int star = glob.lastIndexOf("/*");
+    String prefix = glob.substring(0, star + 1);
+    List<String> out = new ArrayList<>();
+    for (String n : snapshot.resources().subMap(prefix, prefix + Character.MAX_VALUE).keySet()) {
+      if (glob.equals(XdstpName.collectionOf(n))) {
+        out.add(n);
+      }
+    }
+    return out;
+  }
+
+  /** The client's initial_resource_versions, xdstp names in canonical form (TP1). */
+  private static Map<String, String> initialVersions(DeltaDiscoveryRequest req) {
+    Map<String, String> initial = req.getInitialResourceVersionsMap();
+    for (String n : initial.keySet()) {
+      if (XdstpName.isXdstp(n)) {
+        Map<String, String> out = new HashMap<>();
+        initial.forEach((k, v) -> out.put(XdstpName.canonicalize(k), v));
+        return out;
+      }
+    }
+    return initial;
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.envoyproxy.envoy.config.core.v3.Node;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What the server serves: a default snapshot, and named groups chosen per node (first match wins).
@@ -21,6 +22,8 @@ public final class ServedConfig {
   private final Map<String, Snapshot> byName = new LinkedHashMap<>();
   /** Places nodes instead of the groups' matchers (the embedding API); null: the matchers. */
   private final Placer placer;
+  /** The xdstp authorities served (A47, {@code serve --authority}); empty: every one. */
+  private final Set<String> authorities;
 
   /**
    * Where a node goes, decided by the embedding application's own function instead of group
@@ -41,6 +44,7 @@ public final class ServedConfig {
     this.groups = List.copyOf(groups);
     this.secretAccess = secretAccess;
     this.placer = null;
+    this.authorities = Set.of();
     byName.put(DEFAULT_GROUP, defaults);
     for (Group g : groups) {
       if (byName.put(g.name(), g.snapshot()) != null) {
@@ -58,8 +62,36 @@ public final class ServedConfig {
     this.groups = List.of();
     this.secretAccess = secretAccess;
     this.placer = placer;
+    this.authorities = Set.of();
     // Only the groups published: "default" is a name like any other here.
     new java.util.TreeMap<>(snapshots).forEach(byName::put);
+  }
+
+  private ServedConfig(ServedConfig from, Set<String> authorities) {
+    this.authorities = Set.copyOf(authorities);
+    this.defaults = from.defaults.servingAuthorities(this.authorities);
+    this.groups = from.groups.stream().map(g -> new Group(g.name(), g.matcher(),
+        g.snapshot().servingAuthorities(this.authorities))).toList();
+    this.secretAccess = from.secretAccess;
+    this.placer = from.placer;
+    from.byName.forEach((name, snapshot) -> byName.put(name,
+        snapshot == from.defaults ? defaults : snapshot.servingAuthorities(this.authorities)));
+  }
+
+  /**
+   * This config as a server of only these xdstp {@code authorities} serves it (gRFC A47; {@code
+   * serve --authority}): a resource named {@code xdstp://} with another authority is left out, so
+   * a request for it is answered as for any name that does not exist. Empty: every authority
+   * (this config itself). Resources with other names are all kept.
+   */
+  public ServedConfig servingAuthorities(Set<String> authorities) {
+    return authorities.isEmpty() && this.authorities.isEmpty() ? this
+        : new ServedConfig(this, authorities);
+  }
+
+  /** Whether resources of the xdstp {@code authority} are served (see {@link #servingAuthorities}). */
+  public boolean servesAuthority(String authority) {
+    return authorities.isEmpty() || authorities.contains(authority);
   }
 
   /** The function that places nodes, or null when the groups' matchers do. */

@@ -54,6 +54,27 @@ public final class Snapshot {
     return types.getOrDefault(type, TypeSnapshot.empty());
   }
 
+  /**
+   * This snapshot without the xdstp-named resources of authorities not in {@code authorities}
+   * (see {@link ServedConfig#servingAuthorities}); this one itself when none is left out.
+   */
+  public Snapshot servingAuthorities(Set<String> authorities) {
+    if (authorities.isEmpty()) {
+      return this;
+    }
+    EnumMap<ResourceType, TypeSnapshot> kept = null;
+    for (Map.Entry<ResourceType, TypeSnapshot> e : types.entrySet()) {
+      TypeSnapshot t = e.getValue().servingAuthorities(authorities);
+      if (t != e.getValue()) {
+        if (kept == null) {
+          kept = new EnumMap<>(types);
+        }
+        kept.put(e.getKey(), t);
+      }
+    }
+    return kept == null ? this : new Snapshot(kept);
+  }
+
   public int size() {
     return types.values().stream().mapToInt(TypeSnapshot::size).sum();
   }

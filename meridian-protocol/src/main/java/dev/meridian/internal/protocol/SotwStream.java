@@ -49,6 +49,22 @@ public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState>
     state.onRequest(request, snapshot, nodeId(), this::nextNonce, out);
   }
 
+  /**
+   * TP1 "Discovery request and responses": glob collections are defined for Incremental xDS only
+   * (SotW could not tell a client that a member was removed, for most types), so a SotW request
+   * for one ends the stream, as a SotW request for VHDS does.
+   */
+  @Override
+  String refusal(DiscoveryRequest request) {
+    for (String n : request.getResourceNamesList()) {
+      if (XdstpName.isGlob(n)) {
+        return "glob collection " + n + " is served only over Incremental xDS (Delta); "
+            + "xDS TP1 defines glob collections for Delta only";
+      }
+    }
+    return null;
+  }
+
   @Override
   String variantName() {
     return "SotW";

@@ -129,6 +129,7 @@ final class SotwTypeState extends TypeState {
     }
     sent = edit.commit();
     dropped(gone);
+    unasked(change.removed());
     if (type.fullStateInSotw() && (!change.added().isEmpty() || change.wildcardAdded())) {
       owesResponse = true; // the answer tells the client which of them exist
     }
@@ -139,6 +140,14 @@ final class SotwTypeState extends TypeState {
         // view under the same subscription, so nothing is resent.
         sent = view(snapshot);
         resumed(sent, snapshot);
+        // Its version covers the names it asks for, so the response that gave it this view also
+        // said which of them are absent (TP3): not said again. A REST-JSON poll is such a
+        // reconnect each time, and must not be answered with the same errors on every poll.
+        for (String n : subscription.names()) {
+          if (subscription.isExplicitResource(n) && snapshot.get(n) == null) {
+            absenceKnown(n);
+          }
+        }
         sentVersionInfo = clientVersion;
         ackedVersion = clientVersion;
         owesResponse = false;
@@ -164,19 +173,21 @@ final class SotwTypeState extends TypeState {
     boolean whole = all && seesWhole(snapshot);
     Diff diff = whole ? sharing.toWhole(sent, snapshot)
         : diff(all ? candidates(snapshot) : dirty, snapshot);
+    checkAbsent(all ? subscription.names() : dirty, snapshot);
     clearDirty();
+    List<io.envoyproxy.envoy.service.discovery.v3.ResourceError> errors = takeErrors();
     // Spec "Deleting Resources": SotW cannot tell that a resource of a non-full-state type is
     // gone; it is forgotten, so that a reappearance is sent.
     sent = whole ? VersionMap.shared(snapshot.versionMap()) : sent.with(diff, snapshot);
     List<XdsResource> resources;
     if (full) {
-      if (diff.isEmpty() && !owesResponse) {
+      if (diff.isEmpty() && !owesResponse && errors.isEmpty()) {
         return;
       }
       resources = whole ? snapshot.list() : resourcesOf(sent, snapshot);
     } else {
-      if (diff.changed().isEmpty()) {
-        return;
+      if (diff.changed().isEmpty() && errors.isEmpty()) {
+        return; // (a response of errors alone changes nothing the client holds)
       }
       resources = diff.changed();
     }
@@ -202,7 +213,29 @@ final class SotwTypeState extends TypeState {
         b.addResources(r.sotwAny(wrap));
       }
     }
+    b.addAllResourceErrors(errors); // TP3: why each requested name is absent
     out.add(new Outcome.Send(type, b.build()));
+  }
+
+  /**
+   * Spec "Knowing When a Requested Resource Does Not Exist": of the {@code names} looked at (every
+   * subscribed name, or those that changed), the ones the client names that do not exist for it
+   * are reported per resource (TP3, {@link #absent}); SotW has no other way to say it for the
+   * types that are not full-state.
+   */
+  private void checkAbsent(Iterable<String> names, TypeSnapshot snapshot) {
+    if (subscription.names().isEmpty()) {
+      return;
+    }
+    for (String n : names) {
+      if (subscription.isExplicitResource(n)) {
+        if (snapshot.get(n) == null) {
+          absent(n);
+        } else {
+          present(n);
+        }
+      }
+    }
   }
 
   /** Among {@code candidates}: what the subscription covers that the client lacks, and what is gone. */

@@ -19,6 +19,8 @@ public final class Subscription {
   private final Sharing sharing;
   private boolean everNamed;
   private String fingerprint;
+  /** The glob collections among {@link #names}; null: not worked out since they changed. */
+  private Set<String> globs;
   private boolean explicitWildcard;
   /** Immutable; an interning Sharing gives clients subscribing to the same names one set. */
   private Set<String> names = Set.of();
@@ -49,6 +51,8 @@ public final class Subscription {
 
   /** SotW: each request carries the complete set of names. */
   public Change replace(List<String> requested) {
+    // TP1 "Normalization": an xdstp name matches by its canonical form.
+    requested = XdstpName.canonicalize(requested);
     if (unchanged(requested)) {
       return Change.NONE; // the usual ACK: same names again, nothing to allocate
     }
@@ -133,6 +137,12 @@ public final class Subscription {
 
   /** Incremental: names added and removed relative to the current subscription. */
   public Change update(Collection<String> subscribe, Collection<String> unsubscribe) {
+    if (subscribe instanceof List<String> l) {
+      subscribe = XdstpName.canonicalize(l); // TP1 "Normalization"
+    }
+    if (unsubscribe instanceof List<String> l) {
+      unsubscribe = XdstpName.canonicalize(l);
+    }
     boolean wasWildcard = isWildcard();
     Set<String> added = new LinkedHashSet<>();
     Set<String> removed = new LinkedHashSet<>();
@@ -187,6 +197,7 @@ public final class Subscription {
   private Change change(boolean wasWildcard, Set<String> added, Set<String> removed) {
     boolean now = isWildcard();
     fingerprint = null;
+    globs = null;
     if (added.isEmpty() && removed.isEmpty() && wasWildcard == now) {
       return Change.NONE;
     }
@@ -227,7 +238,50 @@ public final class Subscription {
   }
 
   public boolean covers(String name) {
-    return isWildcard() || names.contains(name);
+    return isWildcard() || names.contains(name) || inCollection(name);
+  }
+
+  /**
+   * Whether {@code name} is covered other than by being named: by the wildcard, or as a member
+   * of a subscribed glob collection (TP1 "Glob").
+   */
+  public boolean coversUnnamed(String name) {
+    return isWildcard() || inCollection(name);
+  }
+
+  /** Whether {@code name} is a member of a subscribed glob collection (TP1 "Glob"). */
+  public boolean inCollection(String name) {
+    if (!hasGlobs() || !XdstpName.isXdstp(name)) {
+      return false;
+    }
+    String collection = XdstpName.collectionOf(name);
+    return collection != null && names.contains(collection);
+  }
+
+  /** The subscribed glob collections (TP1 "Glob"), canonical; cached until the names change. */
+  public Set<String> globs() {
+    Set<String> g = globs;
+    if (g == null) {
+      Set<String> found = new java.util.TreeSet<>();
+      if (!names.isEmpty()) {
+        for (String n : names) {
+          if (XdstpName.isGlob(n)) {
+            found.add(n);
+          }
+        }
+      }
+      globs = g = found.isEmpty() ? Set.of() : Collections.unmodifiableSet(found);
+    }
+    return g;
+  }
+
+  public boolean hasGlobs() {
+    return !globs().isEmpty();
+  }
+
+  /** Names that stand for a resource (not a glob collection), for does-not-exist. */
+  public boolean isExplicitResource(String name) {
+    return names.contains(name) && !(hasGlobs() && globs.contains(name));
   }
 
   public boolean isExplicit(String name) {

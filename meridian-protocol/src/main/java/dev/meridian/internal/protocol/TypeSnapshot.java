@@ -201,6 +201,28 @@ public final class TypeSnapshot {
     return versions.size() == byName.size() ? version : Versions.ofView(versions);
   }
 
+  /** See {@link Snapshot#servingAuthorities}; this one itself when nothing is left out. */
+  TypeSnapshot servingAuthorities(Set<String> authorities) {
+    // xdstp names sort together: only they are looked at.
+    Set<String> dropped = new HashSet<>();
+    for (String n : resources.subMap(XdstpName.SCHEME, "xdstp:/0").keySet()) {
+      String authority = XdstpName.authorityOf(n);
+      if (authority != null && !authorities.contains(authority)) {
+        dropped.add(n);
+      }
+    }
+    if (dropped.isEmpty()) {
+      return this;
+    }
+    List<XdsResource> kept = new java.util.ArrayList<>(resources.size() - dropped.size());
+    for (XdsResource r : list) {
+      if (!dropped.contains(r.name())) {
+        kept.add(r);
+      }
+    }
+    return TypeSnapshot.of(kept);
+  }
+
   /** Names added, removed or changed between {@code older} and this. */
   public Set<String> changedSince(TypeSnapshot older) {
     if (older == this) {

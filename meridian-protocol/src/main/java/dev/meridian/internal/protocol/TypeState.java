@@ -3,6 +3,8 @@ package dev.meridian.internal.protocol;
 import dev.meridian.xds.ResourceType;
 
 import com.google.rpc.Status;
+import io.envoyproxy.envoy.service.discovery.v3.ResourceError;
+import io.envoyproxy.envoy.service.discovery.v3.ResourceName;
 import java.time.Clock;
 import java.util.HashSet;
 import java.util.List;
@@ -15,6 +17,9 @@ import java.util.function.Supplier;
  * what a response holds. Not thread-safe: the owning stream uses it from one serial executor.
  */
 abstract class TypeState {
+  /** google.rpc.Code values of per-resource errors (the enum is not on this module's path). */
+  static final int NOT_FOUND = 5;
+  static final int PERMISSION_DENIED = 7;
   final ResourceType type;
   final ClientFeatures features;
   final Clock clock;
@@ -61,6 +66,16 @@ abstract class TypeState {
    */
   final NameSet dirty = new NameSet();
   boolean dirtyAll;
+  /**
+   * Why a name this stream asks for is absent, as a per-resource error (TP3 {@code
+   * resource_errors}): the stream's rule ({@code XdsStream.absence}); the default knows nothing
+   * but "does not exist".
+   */
+  java.util.function.Function<String, Status> absence;
+  /** Per-resource errors said on this stream, name → error: each is said once, until it changes. */
+  private final java.util.Map<String, Status> errorsSaid = new java.util.HashMap<>();
+  /** Per-resource errors for the next response, in the order found. */
+  private final List<ResourceError> errors = new java.util.ArrayList<>();
 
   TypeState(ResourceType type, ClientFeatures features, Clock clock, Sharing sharing) {
     this.type = type;
@@ -68,6 +83,13 @@ abstract class TypeState {
     this.clock = clock;
     this.sharing = sharing;
     this.subscription = new Subscription(sharing);
+    this.absence = n -> notFound(type, n, "does not exist");
+  }
+
+  /** A NOT_FOUND per-resource error for {@code name}, saying {@code why}. */
+  static Status notFound(ResourceType type, String name, String why) {
+    return Status.newBuilder().setCode(NOT_FOUND)
+        .setMessage(type.abbreviation() + " resource '" + name + "' " + why).build();
   }
 
   /**
@@ -100,6 +122,60 @@ abstract class TypeState {
   /** Whether a response replaces the client's whole state of the type (SotW Listener/Cluster). */
   boolean replacesState() {
     return false;
+  }
+
+  /**
+   * The one rule of per-resource errors (TP3, {@code resource_errors}): a name the client asks
+   * for that is absent for this stream is reported with why ({@link #absence}: NOT_FOUND, or
+   * PERMISSION_DENIED for a Secret withheld from it) when that is first known, and again only if
+   * the reason changes. Called where each variant decides that a requested name does not exist.
+   */
+  final void absent(String name) {
+    Status e = absence.apply(name);
+    if (!e.equals(errorsSaid.put(name, e))) {
+      errors.add(ResourceError.newBuilder()
+          .setResourceName(ResourceName.newBuilder().setName(name)).setErrorDetail(e).build());
+    }
+  }
+
+  /**
+   * The client already knows why {@code name} is absent (a reconnect at the version of a view
+   * whose response said so): recorded as said, not said again.
+   */
+  final void absenceKnown(String name) {
+    errorsSaid.put(name, absence.apply(name));
+  }
+
+  /** {@code name} exists for this stream: an error said about it no longer holds. */
+  final void present(String name) {
+    if (!errorsSaid.isEmpty()) {
+      errorsSaid.remove(name);
+    }
+  }
+
+  /** Forgets the errors said about names that exist in {@code snapshot} (a whole-type answer). */
+  final void presentAll(TypeSnapshot snapshot) {
+    if (!errorsSaid.isEmpty()) {
+      errorsSaid.keySet().removeIf(n -> snapshot.resolve(n) != null);
+    }
+  }
+
+  /** The per-resource errors found since the last response, in name order; clears them. */
+  final List<ResourceError> takeErrors() {
+    if (errors.isEmpty()) {
+      return List.of();
+    }
+    List<ResourceError> out = new java.util.ArrayList<>(errors);
+    errors.clear();
+    out.sort(java.util.Comparator.comparing(r -> r.getResourceName().getName()));
+    return out;
+  }
+
+  /** The client no longer asks for these names: an error about one is said anew if it asks again. */
+  final void unasked(java.util.Collection<String> names) {
+    if (!errorsSaid.isEmpty() && !names.isEmpty()) {
+      errorsSaid.keySet().removeAll(names);
+    }
   }
 
   /** The client dropped interest in these names: it no longer runs them. */

@@ -89,6 +89,33 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
 
   abstract String variantName();
 
+  /** Why this variant cannot answer {@code request} at all (the stream ends), or null. */
+  String refusal(Q request) {
+    return null;
+  }
+
+  /**
+   * Why {@code name}, which this stream asks for, is absent for it: the per-resource error (TP3
+   * {@code resource_errors}) that the type states report where they decide it does not exist.
+   * PERMISSION_DENIED for a Secret that exists but is withheld from this stream (issue 20);
+   * otherwise NOT_FOUND, saying so when the name's xdstp authority is not one this server serves
+   * ({@code serve --authority}, A47), since then it never will exist here.
+   */
+  private com.google.rpc.Status absence(ResourceType type, String name) {
+    com.google.rpc.Status.Builder e = com.google.rpc.Status.newBuilder();
+    if (type == ResourceType.SECRET && secretsWithheld.contains(name)) {
+      return e.setCode(TypeState.PERMISSION_DENIED)
+          .setMessage("Secret '" + name + "' is withheld from this stream: " + (identity == null
+              ? "no verified identity" : "identity '" + identity + "' is not allowed")).build();
+    }
+    String authority = XdstpName.authorityOf(name);
+    if (authority != null && placedIn != null && !placedIn.servesAuthority(authority)) {
+      return TypeState.notFound(type, name, "does not exist here: its authority '" + authority
+          + "' is not one this server serves (serve --authority)");
+    }
+    return TypeState.notFound(type, name, "does not exist");
+  }
+
   public final List<Outcome> onRequest(Q req, ServedConfig config) {
     List<Outcome> out = new ArrayList<>(2);
     if (closed) {
@@ -142,6 +169,10 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     if (!serves(type)) {
       return close(out, Outcome.CloseCode.INVALID_ARGUMENT,
           type.typeUrl() + " is served only over Incremental xDS (DeltaVirtualHosts or Delta ADS)");
+    }
+    String refused = refusal(req);
+    if (refused != null) {
+      return close(out, Outcome.CloseCode.INVALID_ARGUMENT, refused);
     }
     S state = states.computeIfAbsent(type, this::create);
     applied = config.snapshot(group);
@@ -205,6 +236,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   private S create(ResourceType type) {
     S state = newState(type);
     state.controlPlane = controlPlane;
+    state.absence = n -> absence(type, n);
     if (isAds() && CHAIN.contains(type)) {
       state.gate = this::mayRespond;
       if (type == ResourceType.CLUSTER) {
@@ -494,9 +526,18 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     Map<ResourceType, Interest.Names> types = new EnumMap<>(ResourceType.class);
     for (S s : states.values()) {
-      types.put(s.type, new Interest.Names(s.subscription.isWildcard(), s.subscription.names()));
+      types.put(s.type, new Interest.Names(covers(s.subscription), s.subscription.names()));
     }
     return interest = new Interest(group, everything, Collections.unmodifiableMap(types));
+  }
+
+  /**
+   * Whether a subscription may cover names it does not list: a wildcard, or glob collections
+   * (TP1 "Glob"), whose members the index cannot know by name; such a stream hears of every change
+   * of the type and its rules pick the members.
+   */
+  private static boolean covers(Subscription s) {
+    return s.isWildcard() || s.hasGlobs();
   }
 
   private boolean sameTypes(Map<ResourceType, Interest.Names> types) {
@@ -505,7 +546,7 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     for (S s : states.values()) {
       Interest.Names n = types.get(s.type);
-      if (n == null || n.wildcard() != s.subscription.isWildcard()
+      if (n == null || n.wildcard() != covers(s.subscription)
           || !n.names().equals(s.subscription.names())) {
         return false;
       }

@@ -96,7 +96,13 @@ class SequencingTest {
         "CDS [new, old]",       // make: the new cluster, the old one kept
         "EDS [new]",            // the new cluster's endpoints, once asked for
         "RDS [r] -> new",       // then the route moves
-        "CDS [new]");           // break: the old cluster goes last
+        "CDS [new]",            // break: the old cluster goes last
+        "EDS []");              // "old", still asked for, is gone: said per resource (TP3)
+    assertThat(envoy.last(EDS)
+        .getResourceErrorsList()).singleElement().satisfies(e -> {
+          assertThat(e.getResourceName().getName()).isEqualTo("old");
+          assertThat(e.getErrorDetail().getCode()).isEqualTo(5); // NOT_FOUND
+        });
   }
 
   @Test

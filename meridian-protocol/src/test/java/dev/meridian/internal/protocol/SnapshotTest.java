@@ -53,4 +53,18 @@ class SnapshotTest {
     assertThat(Snapshot.of(List.of(a, b, ea), clustersOnly).get(ResourceType.ENDPOINT).get("a"))
         .isSameAs(ea);
   }
+
+  /** Issue 26 (gRFC A47): only other authorities' xdstp resources are left out. */
+  @Test
+  void servingAuthoritiesLeavesOutOtherAuthoritiesAndKeepsTheSnapshotWhenNothingIs() {
+    String mine = "xdstp://mine.example/envoy.config.cluster.v3.Cluster/a";
+    String theirs = "xdstp://theirs.example/envoy.config.cluster.v3.Cluster/a";
+    Snapshot all = Snapshot.of(List.of(cluster("plain"), cluster(mine), cluster(theirs),
+        endpoints("e", 1)));
+    Snapshot served = all.servingAuthorities(java.util.Set.of("mine.example"));
+    assertThat(served.get(ResourceType.CLUSTER).resources()).containsOnlyKeys("plain", mine);
+    assertThat(served.get(ResourceType.ENDPOINT)).isSameAs(all.get(ResourceType.ENDPOINT));
+    assertThat(served.servingAuthorities(java.util.Set.of("mine.example"))).isSameAs(served);
+    assertThat(all.servingAuthorities(java.util.Set.of())).isSameAs(all);
+  }
 }

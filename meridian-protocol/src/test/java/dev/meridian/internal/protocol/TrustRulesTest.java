@@ -5,7 +5,6 @@ import dev.meridian.xds.ResourceType;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate;
@@ -21,7 +20,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -39,26 +37,22 @@ class TrustRulesTest {
   enum Variant { SOTW_ADS, SOTW_PER_TYPE, DELTA_ADS, DELTA_PER_TYPE }
 
   /** One client on one stream of the variant, asking for Secrets. */
-  static final class Client {
+  static final class Client extends VariantClient {
     final Variant variant;
-    final TwinStream<? extends Message> twin;
-    ServedConfig config;
-    String lastNonce = "";
     private final String nodeId;
     private boolean sentNode;
     private String[] lastNames = new String[0];
 
     Client(Variant variant, String nodeId, String identity, boolean plaintextSecrets,
         ServedConfig config) {
-      this.variant = variant;
-      this.nodeId = nodeId;
-      this.config = config;
-      this.twin = switch (variant) {
+      super(switch (variant) {
         case SOTW_ADS -> TwinStream.sotwAds(CLOCK);
         case SOTW_PER_TYPE -> TwinStream.sotwPerType(ResourceType.SECRET, CLOCK);
         case DELTA_ADS -> TwinStream.deltaAds(CLOCK);
         case DELTA_PER_TYPE -> TwinStream.deltaPerType(ResourceType.SECRET, CLOCK);
-      };
+      }, config);
+      this.variant = variant;
+      this.nodeId = nodeId;
       twin.withIdentity(identity, plaintextSecrets);
     }
 
@@ -109,26 +103,6 @@ class TrustRulesTest {
       return lastNames;
     }
 
-    List<Outcome> reload(ServedConfig next) {
-      ServedConfig before = config;
-      config = next;
-      Map<String, Map<ResourceType, Set<String>>> changes = new java.util.HashMap<>();
-      for (String g : next.groupNames()) {
-        changes.put(g, next.snapshot(g).changedSince(before.snapshot(g)));
-      }
-      List<Outcome> out = twin.onConfig(next, changes);
-      remember(out);
-      return out;
-    }
-
-    private void remember(List<Outcome> out) {
-      for (Outcome o : out) {
-        if (o instanceof Outcome.Send s) {
-          lastNonce = s.response() instanceof DiscoveryResponse r ? r.getNonce()
-              : ((DeltaDiscoveryResponse) s.response()).getNonce();
-        }
-      }
-    }
   }
 
   static XdsResource secret(String name) {
@@ -271,6 +245,28 @@ class TrustRulesTest {
     Client right = new Client(v, "web-2", ORDERS, false,
         config(access, secret("orders-cert"), secret("shared")));
     assertThat(sent(right.ask("orders-cert"))).containsExactly("orders-cert");
+  }
+
+  /** Per-resource errors (TP3 resource_errors) of every response: name → google.rpc.Code. */
+  static Map<String, Integer> errors(List<Outcome> out) {
+    return FederationRulesTest.errors(out);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void withheldSecretIsReportedAsPermissionDeniedThenAsNotFoundOnceDeleted(Variant v) {
+    SecretAccess access = new SecretAccess(List.of(
+        new SecretAccess.Rule("orders-*", List.of("spiffe://example.org/ns/orders/*"))));
+    Client wrong = new Client(v, "web-1", PAYMENTS, false,
+        config(access, secret("orders-cert"), secret("shared")));
+    List<Outcome> out = wrong.ask("orders-cert", "shared");
+    assertThat(errors(out)).containsExactly(Map.entry("orders-cert", 7)); // PERMISSION_DENIED
+    assertThat(FederationRulesTest.errorList(out).get(0).getErrorDetail().getMessage())
+        .contains(PAYMENTS);
+    assertThat(errors(wrong.ack())).isEmpty(); // said once
+    // The reason changes (it no longer exists at all): said again, as NOT_FOUND.
+    assertThat(errors(wrong.reload(config(access, secret("shared")))))
+        .containsExactly(Map.entry("orders-cert", 5));
   }
 
   @ParameterizedTest

@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Message;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
+import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +63,27 @@ final class TwinStream<Q extends Message> {
     List<Outcome> indexed = Concerned.concerns(plain, config, changes)
         ? plain.onConfig(config, changes) : List.of();
     return SameOutcomes.check(stream.onConfig(config, changes), indexed);
+  }
+
+  /** Both streams: the config moved from {@code before} to {@code next} (changes worked out here). */
+  List<Outcome> reload(ServedConfig before, ServedConfig next) {
+    Map<String, Map<ResourceType, Set<String>>> changes = new java.util.HashMap<>();
+    for (String g : next.groupNames()) {
+      changes.put(g, next.snapshot(g).changedSince(before.snapshot(g)));
+    }
+    return onConfig(next, changes);
+  }
+
+  /** The nonce of the last response among {@code out}, else {@code previous}. */
+  static String lastNonce(List<Outcome> out, String previous) {
+    String nonce = previous;
+    for (Outcome o : out) {
+      if (o instanceof Outcome.Send s) {
+        nonce = s.response() instanceof DiscoveryResponse r ? r.getNonce()
+            : ((DeltaDiscoveryResponse) s.response()).getNonce();
+      }
+    }
+    return nonce;
   }
 
   List<Outcome> onTick(ServedConfig config) {

@@ -96,6 +96,24 @@ public final class DiscoveryHub {
     return controlPlane;
   }
 
+  /** The xdstp authorities served (gRFC A47, {@code serve --authority}); empty: every one. */
+  private volatile Set<String> authorities = Set.of();
+
+  /**
+   * Serves only the xdstp-named resources of these authorities from now on (issue 26, gRFC A47):
+   * every config put in force is {@link ServedConfig#servingAuthorities} of them, so a request for
+   * another authority's name is answered as does-not-exist. Empty: every authority in the config.
+   * Set before the first config.
+   */
+  public void serveAuthorities(Set<String> authorities) {
+    this.authorities = Set.copyOf(authorities);
+  }
+
+  /** See {@link #serveAuthorities}. */
+  public Set<String> authorities() {
+    return authorities;
+  }
+
   /** This server's identifier (see {@link #DiscoveryHub(String)}); null when it has none. */
   public String controlPlaneId() {
     return controlPlane == null ? null : controlPlane.getIdentifier();
@@ -153,6 +171,7 @@ public final class DiscoveryHub {
 
   /** Serves {@code next} from now on; returns the number of changed resources across groups. */
   public synchronized int update(ServedConfig next) {
+    next = next.servingAuthorities(authorities);
     Served before = current.get();
     ServedConfig previous = before.config();
     // Set before the index is read (dispatch): a stream that publishes a new interest after that

@@ -44,15 +44,18 @@ public final class EmbeddedServer implements AutoCloseable {
    * @param heartbeatInterval null: a third of each TTL
    * @param plaintextSecrets whether streams without a verified client certificate get Secrets
    * @param bounds what one client may take (issue 25); null: {@link Bounds#DEFAULT}
+   * @param authorities the xdstp authorities served (issue 26, gRFC A47); empty or null: every
+   *     authority in the config
    */
   public record Settings(String controlPlaneId, Duration heartbeatInterval,
       boolean plaintextSecrets, Duration permitKeepAliveTime, Duration keepAliveTime,
       Duration keepAliveTimeout, Duration maxConnectionAge, Duration maxConnectionAgeGrace,
-      Duration shutdownTimeout, Bounds bounds) {
+      Duration shutdownTimeout, Bounds bounds, java.util.Set<String> authorities) {
     public Settings {
       if (bounds == null) {
         bounds = Bounds.DEFAULT;
       }
+      authorities = authorities == null ? java.util.Set.of() : java.util.Set.copyOf(authorities);
     }
   }
 
@@ -77,6 +80,7 @@ public final class EmbeddedServer implements AutoCloseable {
   public EmbeddedServer(Settings settings) {
     this.settings = settings;
     this.hub = new DiscoveryHub(settings.controlPlaneId());
+    hub.serveAuthorities(settings.authorities());
     this.streamCap = new StreamCap(settings.bounds().maxStreams(), hub.metrics());
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
     this.streamPool = Executors.newFixedThreadPool(threads, r -> {

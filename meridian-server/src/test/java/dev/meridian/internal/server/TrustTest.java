@@ -174,7 +174,13 @@ class TrustTest {
     RawXdsClient.Sotw s = RawXdsClient.sotwAds(channel(client("bare", null), caFile), "web-1");
     assertThat(s.subscribe(CLUSTER).getResourcesCount()).isEqualTo(1);
     s.send(SECRET, "", "", "shared-ca");
-    s.expectNoResponse();
+    // Not sent; said why, per resource (issue 26, TP3 resource_errors).
+    DiscoveryResponse refused = s.take(SECRET);
+    assertThat(refused.getResourcesCount()).isZero();
+    assertThat(refused.getResourceErrorsList()).singleElement().satisfies(e -> {
+      assertThat(e.getResourceName().getName()).isEqualTo("shared-ca");
+      assertThat(e.getErrorDetail().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED.value());
+    });
     RawXdsClient.Sotw claimer = RawXdsClient.sotwAds(channel(client("bare2", null), caFile),
         "payments-1");
     claimer.send(CLUSTER, "", "");
@@ -305,7 +311,16 @@ class TrustTest {
     HttpResponse<String> wrong = https(client("rest-p", PAYMENTS)).send(restPost("secrets",
         "{\"node\": {\"id\": \"r-2\"}, \"resource_names\": [\"orders-cert\"]}"),
         HttpResponse.BodyHandlers.ofString());
-    assertThat(wrong.statusCode()).isEqualTo(304); // nothing it may have
+    // Nothing it may have: no Secret, and why, per resource (issue 26, TP3 resource_errors).
+    assertThat(wrong.statusCode()).isEqualTo(200);
+    assertThat(wrong.body()).doesNotContain("ORDERS PRIVATE KEY")
+        .contains("\"resource_errors\"", "orders-cert", "\"code\": 7");
+    String version = com.google.gson.JsonParser.parseString(wrong.body()).getAsJsonObject()
+        .get("version_info").getAsString();
+    HttpResponse<String> again = https(client("rest-p2", PAYMENTS)).send(restPost("secrets",
+        "{\"node\": {\"id\": \"r-2\"}, \"version_info\": \"" + version + "\","
+            + " \"resource_names\": [\"orders-cert\"]}"), HttpResponse.BodyHandlers.ofString());
+    assertThat(again.statusCode()).isEqualTo(304); // a poll at that version: nothing new
     HttpResponse<String> claim = https(client("rest-c", ORDERS)).send(restPost("secrets",
         "{\"node\": {\"id\": \"payments-1\"}}"), HttpResponse.BodyHandlers.ofString());
     assertThat(claim.statusCode()).isEqualTo(403);
