@@ -90,6 +90,12 @@ final class Config {
         + "\"eds_cluster_config\": {\"eds_config\": " + ADS + "}}";
   }
 
+  /** An EDS cluster (round robin) whose endpoints are the ClusterLoadAssignment {@code service}. */
+  static String edsCluster(String name, String service) {
+    return cluster(name, "ROUND_ROBIN").replace("\"eds_config\": " + ADS,
+        "\"eds_config\": " + ADS + ", \"service_name\": \"" + service + "\"");
+  }
+
   static String endpoints(String cluster, int... ports) {
     String lbEndpoints = Arrays.stream(ports)
         .mapToObj(p -> "{\"endpoint\": {\"address\": {\"socket_address\": {\"address\": \"127.0.0.1\", "

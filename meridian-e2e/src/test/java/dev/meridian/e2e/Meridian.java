@@ -21,7 +21,7 @@ final class Meridian implements AutoCloseable {
   private final NackRecorder nacks = new NackRecorder();
   private MeridianServer server;
   private int xdsPort;
-  private MeridianServer.Options.Tls tls;
+  private java.util.function.UnaryOperator<MeridianServer.Options> options = o -> o;
 
   private Meridian(Path file) {
     this.file = file;
@@ -34,8 +34,14 @@ final class Meridian implements AutoCloseable {
 
   /** Serving xDS over {@code tls} (issue 20): TLS, and with a client CA, mTLS. */
   static Meridian start(Path dir, Config config, MeridianServer.Options.Tls tls) throws Exception {
+    return startWith(dir, config, o -> o.withTls(tls));
+  }
+
+  /** With {@code serve}'s options as {@code options} sets them (e.g. {@code --authority}). */
+  static Meridian startWith(Path dir, Config config,
+      java.util.function.UnaryOperator<MeridianServer.Options> options) throws Exception {
     Meridian m = new Meridian(dir.resolve("meridian.yaml"));
-    m.tls = tls;
+    m.options = options;
     m.write(config);
     m.startServer(0);
     return m;
@@ -51,8 +57,8 @@ final class Meridian implements AutoCloseable {
   }
 
   private void startServer(int port) throws Exception {
-    server = new MeridianServer(new MeridianServer.Options(file, "127.0.0.1", port, 0, 1000)
-        .withTls(tls)).start();
+    server = new MeridianServer(options.apply(
+        new MeridianServer.Options(file, "127.0.0.1", port, 0, 1000))).start();
     xdsPort = server.xdsPort();
   }
 

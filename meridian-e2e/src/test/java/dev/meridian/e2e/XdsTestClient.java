@@ -33,10 +33,19 @@ final class XdsTestClient implements AutoCloseable {
 
   /** A client with the bootstrap given (e.g. A65 mTLS channel credentials). */
   XdsTestClient(Map<String, ?> bootstrap, String listenerName) {
+    this(bootstrap, "", listenerName);
+  }
+
+  /**
+   * A client of target {@code <scheme>://<authority>/<path>}: with an authority, gRFC A47 names the
+   * listener by that authority's template in the bootstrap; {@code path} is as in a URI
+   * (percent-encoded).
+   */
+  XdsTestClient(Map<String, ?> bootstrap, String authority, String path) {
     String scheme = "xds-e2e-" + SEQ.incrementAndGet();
     provider = E2eXdsAccess.resolverProvider(scheme, bootstrap);
     NameResolverRegistry.getDefaultRegistry().register(provider);
-    target = scheme + ":///" + listenerName;
+    target = scheme + "://" + authority + "/" + path;
     channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create()).build();
   }
 
