@@ -5,7 +5,9 @@ import com.google.protobuf.Duration;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import dev.meridian.xds.ResourceType;
+import dev.meridian.internal.protocol.XdstpName;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
+import io.envoyproxy.envoy.service.discovery.v3.ResourceError;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -34,6 +36,12 @@ final class DecodedResponse {
   final List<String> errors = new ArrayList<>();
   /** A resource we could not even name: absence in this response then proves nothing. */
   boolean unnamedErrors;
+  /**
+   * What the server said of requested names it does not send ({@code resource_errors}, xDS TP3;
+   * gRFC A88 "Support for Errors Provided by the xDS server"), by name (xdstp names canonical).
+   * Not a problem of the response: it is ACKed as usual.
+   */
+  final Map<String, com.google.rpc.Status> resourceErrors = new LinkedHashMap<>();
 
   private DecodedResponse(ResourceType type) {
     this.type = type;
@@ -68,6 +76,17 @@ final class DecodedResponse {
     }
     d.removed.addAll(removed);
     return d;
+  }
+
+  /** Reads {@code resource_errors}; an entry without a name concerns nothing we can tell. */
+  DecodedResponse withResourceErrors(List<ResourceError> errors) {
+    for (ResourceError e : errors) {
+      String name = e.getResourceName().getName();
+      if (!name.isEmpty()) {
+        resourceErrors.put(XdstpName.canonicalize(name), e.getErrorDetail());
+      }
+    }
+    return this;
   }
 
   private void wrapped(Resource r, String version, String where) {

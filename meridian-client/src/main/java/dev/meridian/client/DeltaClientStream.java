@@ -143,7 +143,8 @@ final class DeltaClientStream extends ClientStream<DeltaDiscoveryRequest> {
     String nack;
     try {
       DecodedResponse d = DecodedResponse.delta(parsed.get(), response.getResourcesList(),
-          response.getRemovedResourcesList());
+          response.getRemovedResourcesList())
+          .withResourceErrors(response.getResourceErrorsList());
       handedOver = true;
       List<String> errors = handler.handleDeltaResponse(server, d,
           response.getSystemVersionInfo(), processed);

@@ -129,7 +129,7 @@ final class SotwClientStream extends ClientStream<DiscoveryRequest> {
     String nack;
     try {
       DecodedResponse d = DecodedResponse.sotw(type, response.getVersionInfo(),
-          response.getResourcesList());
+          response.getResourcesList()).withResourceErrors(response.getResourceErrorsList());
       handedOver = true;
       List<String> errors = handler.handleSotwResponse(server, d, response.getVersionInfo(),
           requested, processed);

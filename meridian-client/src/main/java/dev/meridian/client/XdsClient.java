@@ -199,10 +199,19 @@ public final class XdsClient implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // Public API
 
-  /** Watches one resource by name. A cached value (or known absence) is delivered at once. */
+  /**
+   * Watches one resource by name. A cached value (or known absence, or an error the server
+   * reported for it) is delivered at once.
+   *
+   * <p>A glob collection name, {@code xdstp://AUTHORITY/TYPE/PATH/*} (xDS TP1 "Glob"), watches
+   * the collection: every member (a resource directly under PATH with the same context
+   * parameters) is delivered by its full name, with {@code onChanged} when it is added or changes
+   * and {@code onDoesNotExist} when it is removed, as for a wildcard watch. Only Delta serves
+   * collections (TP1): over State of the World this throws IllegalArgumentException.
+   */
   public Watch watch(ResourceType type, String name, ResourceWatcher watcher) {
     Objects.requireNonNull(name, "name");
-    checkServable(type);
+    checkServable(type, name);
     if (XdstpName.isXdstp(name)) {
       name = XdstpName.parse(name).canonical(); // gRFC A47: context parameters in sorted order
     }
@@ -219,6 +228,7 @@ public final class XdsClient implements AutoCloseable {
   public Watch watch(ResourceType type, java.util.Collection<String> names,
       ResourceWatcher watcher) {
     checkServable(type);
+    names.forEach(n -> checkServable(type, n));
     List<WatchImpl> ws = new ArrayList<>();
     for (String n : new LinkedHashSet<>(names)) {
       ws.add(new WatchImpl(type, XdstpName.isXdstp(n) ? XdstpName.parse(n).canonical() : n,
@@ -241,6 +251,18 @@ public final class XdsClient implements AutoCloseable {
     if (options.protocol() == Protocol.SOTW && !type.availableInSotw()) {
       throw new IllegalArgumentException(type.shortName() + " (" + type.abbreviation()
           + ") is only served by incremental (Delta) xDS");
+    }
+  }
+
+  /**
+   * xDS TP1 "Glob": "SotW is not supported with the new collections" (nor could SotW tell a
+   * client that a member was removed); Meridian's server ends such a stream with INVALID_ARGUMENT.
+   */
+  private void checkServable(ResourceType type, String name) {
+    checkServable(type);
+    if (options.protocol() == Protocol.SOTW && XdstpName.isGlob(name)) {
+      throw new IllegalArgumentException("glob collection " + name + ": collections (xDS TP1) are"
+          + " only served by incremental (Delta) xDS, not State of the World");
     }
   }
 
@@ -343,15 +365,26 @@ public final class XdsClient implements AutoCloseable {
     final String name;
     /** The servers it is subscribed on; null: its authority is not in the bootstrap. */
     final ServerGroup server;
+    /** A glob collection (xDS TP1): subscribed to, never a resource itself; its watchers get its members. */
+    final boolean glob;
+    /** The glob collection this resource would be a member of (TP1), or null. */
+    final String collection;
     final List<WatchImpl> watchers = new ArrayList<>();
     ResourceUpdate data;
     boolean absent;
+    /**
+     * What the server last reported for it in {@code resource_errors} other than NOT_FOUND (gRFC
+     * A88: the error is recorded, the cached resource kept); cleared when the resource comes.
+     */
+    XdsError serverError;
     Scheduler.Cancellable dneTimer;
     Scheduler.Cancellable ttlTimer;
 
     Entry(String name, ServerGroup server) {
       this.name = name;
       this.server = server;
+      this.glob = XdstpName.isGlob(name);
+      this.collection = XdstpName.collectionOf(name);
     }
 
     void cancelTimers() {
@@ -392,6 +425,25 @@ public final class XdsClient implements AutoCloseable {
       return wildcard() && primary.equals(server);
     }
 
+    /**
+     * The watched glob collection (TP1) that a resource named {@code name} from {@code server}
+     * is a member of, or null.
+     */
+    Entry collectionFor(String name, ServerGroup server) {
+      String c = XdstpName.collectionOf(name);
+      return c == null ? null : watchedCollection(c, server);
+    }
+
+    Entry collectionFor(Entry member) {
+      return member.collection == null ? null : watchedCollection(member.collection, member.server);
+    }
+
+    private Entry watchedCollection(String collection, ServerGroup server) {
+      Entry g = entries.get(collection);
+      return g != null && !g.watchers.isEmpty() && g.server != null && g.server.equals(server)
+          ? g : null;
+    }
+
     String acceptedVersion(ServerGroup server) {
       return acceptedVersions.getOrDefault(server, "");
     }
@@ -411,7 +463,7 @@ public final class XdsClient implements AutoCloseable {
       Map<String, String> held = new LinkedHashMap<>();
       for (Entry e : entries.values()) {
         if (e.data != null && server.equals(e.server)
-            && (wildcardOn(server) || !e.watchers.isEmpty())) {
+            && (wildcardOn(server) || !e.watchers.isEmpty() || collectionFor(e) != null)) {
           held.put(e.name, e.data.serverVersion());
         }
       }
@@ -525,7 +577,8 @@ public final class XdsClient implements AutoCloseable {
         return true;
       }
       for (Entry e : ts.entries.values()) {
-        if (group.equals(e.server) && !e.watchers.isEmpty() && e.data == null && !e.absent) {
+        if (group.equals(e.server) && !e.watchers.isEmpty() && e.data == null && !e.absent
+            && e.serverError == null && !e.glob) {
           return true;
         }
       }
@@ -660,6 +713,18 @@ public final class XdsClient implements AutoCloseable {
     } else if (e.absent) {
       deliver(w, x -> x.onDoesNotExist(w.type, w.name));
     }
+    if (e.serverError != null) {
+      XdsError err = e.serverError;
+      deliver(w, x -> x.onError(err));
+    }
+    if (e.glob && e.server != null) {
+      for (Entry m : ts.entries.values()) { // the members the client holds already
+        if (e.name.equals(m.collection) && e.server.equals(m.server) && m.data != null) {
+          ResourceUpdate u = m.data;
+          deliver(w, x -> x.onChanged(u));
+        }
+      }
+    }
     if (e.server == null) {
       // gRFC A47: a name whose authority the bootstrap does not know cannot be subscribed to.
       XdsError err = new XdsError(XdsError.Kind.INVALID_RESOURCE, w.type, w.name,
@@ -702,6 +767,16 @@ public final class XdsClient implements AutoCloseable {
         e.dneTimer.cancel();
         e.dneTimer = null;
       }
+      if (changed && e.glob) {
+        // TP1: unsubscribing a collection needs no answer; its members held only through it go.
+        ts.entries.values().removeIf(m -> {
+          if (w.name.equals(m.collection) && m.watchers.isEmpty() && !ts.wildcardOn(m.server)) {
+            m.cancelTimers();
+            return true;
+          }
+          return false;
+        });
+      }
     }
     if (changed && server != null) {
       for (ClientStream<?> s : server.streamsOf(scopeOf(w.type))) {
@@ -716,7 +791,9 @@ public final class XdsClient implements AutoCloseable {
    */
   private void startDneTimer(TypeState ts, Entry e) {
     ctx.throwIfNotInThisContext();
-    if (e.data != null || e.absent || e.dneTimer != null || e.watchers.isEmpty()) {
+    if (e.data != null || e.absent || e.dneTimer != null || e.watchers.isEmpty()
+        || e.serverError != null || e.glob) {
+      // A collection is no resource: an empty one is not answered at all (TP1), so no timer.
       return;
     }
     e.dneTimer = scheduler.schedule(() -> ctx.execute(() -> {
@@ -920,13 +997,14 @@ public final class XdsClient implements AutoCloseable {
     if (d.type.fullStateInSotw() && !d.unnamedErrors
         && !server.activeServer().ignoreResourceDeletion()) {
       for (Entry e : new ArrayList<>(ts.entries.values())) {
-        if (!seen.contains(e.name) && server.equals(e.server)
+        if (!seen.contains(e.name) && server.equals(e.server) && !keepsCache(d, e.name)
             && (e.dneTimer == null || !e.dneTimer.isPending()
                 || namedInEveryRequest.contains(e.name))) {
           remove(ts, e);
         }
       }
     }
+    applyResourceErrors(ts, server, d);
     responseProcessed(ts, server, d);
     return d.errors;
   }
@@ -941,10 +1019,11 @@ public final class XdsClient implements AutoCloseable {
     // a subscribed resource that does not exist in removed_resources, no timeout needed.
     for (String name : d.removed) {
       Entry e = ts.entries.get(name);
-      if (e != null && server.equals(e.server)) {
+      if (e != null && server.equals(e.server) && !e.glob && !keepsCache(d, name)) {
         remove(ts, e);
       }
     }
+    applyResourceErrors(ts, server, d);
     responseProcessed(ts, server, d);
     return d.errors;
   }
@@ -966,7 +1045,7 @@ public final class XdsClient implements AutoCloseable {
       seen.add(it.name());
       Entry e = ts.entries.get(it.name());
       if (e == null) {
-        if (!ts.wildcardOn(server)) {
+        if (!ts.wildcardOn(server) && ts.collectionFor(it.name(), server) == null) {
           continue; // not asked for: ignore (the server may be ahead of our unsubscribe)
         }
         e = new Entry(it.name(), server);
@@ -983,6 +1062,7 @@ public final class XdsClient implements AutoCloseable {
       ResourceUpdate u = new ResourceUpdate(r, it.version(), it.ttl());
       e.data = u;
       e.absent = false;
+      e.serverError = null;
       scheduleTtl(ts, e);
       if (changed) {
         notifyAll(ts, e, x -> x.onChanged(u));
@@ -1009,6 +1089,58 @@ public final class XdsClient implements AutoCloseable {
       }
     }
     return seen;
+  }
+
+  /**
+   * Whether the server's {@code resource_errors} entry for {@code name} is an error other than
+   * NOT_FOUND: gRFC A88 "Support for Errors Provided by the xDS server": the error is recorded
+   * "but still keep the previous version of the resource cached", so the removal that comes with
+   * it (Delta {@code removed_resources}, SotW absence) does not drop the cache.
+   */
+  private static boolean keepsCache(DecodedResponse d, String name) {
+    com.google.rpc.Status s = d.resourceErrors.get(name);
+    return s != null && s.getCode() != com.google.rpc.Code.NOT_FOUND_VALUE;
+  }
+
+  /**
+   * xDS TP3 {@code resource_errors}, as gRFC A88 "Support for Errors Provided by the xDS server"
+   * reads them: the does-not-exist timer of each name is cancelled and its watchers told now.
+   * NOT_FOUND is the resource not existing ({@code onDoesNotExist} at once; a cached resource is
+   * dropped, as for a deletion, unless the server has {@code ignore_resource_deletion}, gRFC
+   * A53); any other code (PERMISSION_DENIED for a withheld Secret) is an {@code onError} of kind
+   * {@link XdsError.Kind#RESOURCE_ERROR}, the cached resource staying in place (A88's default,
+   * without {@code fail_on_data_errors}). A glob collection is no resource: any error for it is
+   * an error. Names not watched, or another server's, are ignored.
+   */
+  private void applyResourceErrors(TypeState ts, ServerGroup server, DecodedResponse d) {
+    ctx.throwIfNotInThisContext();
+    for (Map.Entry<String, com.google.rpc.Status> re : d.resourceErrors.entrySet()) {
+      String name = re.getKey();
+      com.google.rpc.Status status = re.getValue();
+      Entry e = ts.entries.get(name);
+      if (e == null || !server.equals(e.server) || d.valid.containsKey(name)
+          || d.invalid.containsKey(name)) {
+        continue; // not watched, another server's, or sent after all: what was sent decides
+      }
+      if (e.dneTimer != null) {
+        e.dneTimer.cancel();
+        e.dneTimer = null;
+      }
+      boolean notFound = status.getCode() == com.google.rpc.Code.NOT_FOUND_VALUE;
+      if (notFound && !e.glob
+          && (e.data == null || !server.activeServer().ignoreResourceDeletion())) {
+        remove(ts, e); // says nothing if it was known to be absent already (Delta's removal)
+        continue;
+      }
+      com.google.rpc.Code code = com.google.rpc.Code.forNumber(status.getCode());
+      XdsError err = new XdsError(XdsError.Kind.RESOURCE_ERROR, ts.type, name,
+          (code == null ? "code " + status.getCode() : code.name())
+              + (status.getMessage().isEmpty() ? "" : ": " + status.getMessage()));
+      if (!e.glob) {
+        e.serverError = err;
+      }
+      notifyAll(ts, e, x -> x.onError(err));
+    }
   }
 
   /** Every watcher of the type hears that a response was processed, and whether it was NACKed. */
@@ -1050,6 +1182,7 @@ public final class XdsClient implements AutoCloseable {
     boolean wasKnown = e.data != null || !e.absent;
     e.data = null;
     e.absent = true;
+    e.serverError = null;
     if (wasKnown) {
       notifyAll(ts, e, x -> x.onDoesNotExist(ts.type, e.name));
     }
@@ -1089,6 +1222,12 @@ public final class XdsClient implements AutoCloseable {
     }
     if (ts.wildcardOn(e.server)) {
       for (WatchImpl w : new ArrayList<>(ts.wildcardWatchers)) {
+        deliver(w, call);
+      }
+    }
+    Entry collection = ts.collectionFor(e);
+    if (collection != null) { // TP1 "Glob": a member's news go to its collection's watchers
+      for (WatchImpl w : new ArrayList<>(collection.watchers)) {
         deliver(w, call);
       }
     }

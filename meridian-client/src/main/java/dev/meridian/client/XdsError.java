@@ -13,7 +13,14 @@ public record XdsError(Kind kind, ResourceType type, String resourceName, String
     /** The stream to the control plane failed or the server is unreachable. */
     UNAVAILABLE,
     /** The server sent this resource in a form we rejected (we NACKed it). */
-    INVALID_RESOURCE
+    INVALID_RESOURCE,
+    /**
+     * The server reported an error for this resource instead of sending it ({@code
+     * resource_errors}, xDS TP3; gRFC A88's server data error), other than NOT_FOUND (which is
+     * {@link ResourceWatcher#onDoesNotExist}): e.g. PERMISSION_DENIED for a Secret the stream may
+     * not have. The message starts with the status code's name ({@code PERMISSION_DENIED: ...}).
+     */
+    RESOURCE_ERROR
   }
 
   @Override
