@@ -116,6 +116,7 @@ final class ResourceTable {
         TypedExtensionConfig e = (TypedExtensionConfig) m;
         yield e.hasTypedConfig() ? messageName(e.getTypedConfig().getTypeUrl()) : "no typed_config";
       }
+      case LB_ENDPOINT -> lbEndpoint((LbEndpoint) m);
     };
   }
 
@@ -174,7 +175,7 @@ final class ResourceTable {
             .map(f -> f.getName()).toList());
       }
       case RUNTIME -> listed(new ArrayList<>(((Runtime) m).getLayer().getFieldsMap().keySet()));
-      case SCOPED_ROUTE, EXTENSION_CONFIG -> "";
+      case SCOPED_ROUTE, EXTENSION_CONFIG, LB_ENDPOINT -> "";
     };
   }
 
@@ -214,8 +215,18 @@ final class ResourceTable {
       }
     }
     int localities = a.getEndpointsCount();
+    long leds = a.getEndpointsList().stream()
+        .filter(LocalityLbEndpoints::hasLedsClusterLocalityConfig).count();
     return count(n, "endpoint") + " in " + (localities == 1 ? "1 locality" : localities + " localities")
-        + (first == null ? "" : " (" + first + (n > 1 ? ", ..." : "") + ")");
+        + (first == null ? "" : " (" + first + (n > 1 ? ", ..." : "") + ")")
+        + (leds == 0 ? "" : ", " + leds + " by LEDS");
+  }
+
+  /** A LEDS endpoint: its address and, when set, its health status. */
+  private static String lbEndpoint(LbEndpoint e) {
+    String where = e.hasEndpoint() ? address(e.getEndpoint().getAddress()) : "no endpoint";
+    return e.getHealthStatusValue() == 0 ? where
+        : where + ", " + e.getHealthStatus().name();
   }
 
   private static String addresses(ClusterLoadAssignment a) {

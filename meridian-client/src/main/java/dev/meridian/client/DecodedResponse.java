@@ -120,6 +120,8 @@ final class DecodedResponse {
     if (wrapperName != null && !name.isEmpty() && !wrapperName.equals(name)) {
       // xdstp names or aliases may differ from the inner name; the wrapper's name is the key.
       name = wrapperName;
+    } else if (!type.hasOwnName() && wrapperName != null) {
+      name = wrapperName; // an LbEndpoint (LEDS) is named only by its wrapper
     }
     List<String> problems = ResourceValidator.validate(type, m);
     if (name.isEmpty()) {

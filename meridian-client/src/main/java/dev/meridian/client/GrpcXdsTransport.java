@@ -7,6 +7,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.endpoint.v3.EndpointDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.endpoint.v3.LocalityEndpointDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.extension.v3.ExtensionConfigDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.listener.v3.ListenerDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.route.v3.RouteDiscoveryServiceGrpc;
@@ -138,8 +139,8 @@ public final class GrpcXdsTransport implements XdsTransport {
       case SECRET -> SecretDiscoveryServiceGrpc.getStreamSecretsMethod();
       case RUNTIME -> RuntimeDiscoveryServiceGrpc.getStreamRuntimeMethod();
       case EXTENSION_CONFIG -> ExtensionConfigDiscoveryServiceGrpc.getStreamExtensionConfigsMethod();
-      case VIRTUAL_HOST -> throw new IllegalArgumentException(
-          "VHDS exists only as an incremental (Delta) service");
+      case VIRTUAL_HOST, LB_ENDPOINT -> throw new IllegalArgumentException(
+          one.type().abbreviation() + " exists only as an incremental (Delta) service");
     };
   }
 
@@ -158,6 +159,7 @@ public final class GrpcXdsTransport implements XdsTransport {
       case SECRET -> SecretDiscoveryServiceGrpc.getDeltaSecretsMethod();
       case RUNTIME -> RuntimeDiscoveryServiceGrpc.getDeltaRuntimeMethod();
       case EXTENSION_CONFIG -> ExtensionConfigDiscoveryServiceGrpc.getDeltaExtensionConfigsMethod();
+      case LB_ENDPOINT -> LocalityEndpointDiscoveryServiceGrpc.getDeltaLocalityEndpointsMethod();
     };
   }
 

@@ -35,7 +35,7 @@ final class ResourceValidator {
 
   static List<String> validate(ResourceType type, Message m) {
     List<String> errors = new ArrayList<>();
-    if (type.nameOf(m).isEmpty()) {
+    if (type.hasOwnName() && type.nameOf(m).isEmpty()) {
       errors.add(type == ResourceType.ENDPOINT ? "cluster_name is empty" : "name is empty");
     }
     switch (type) {

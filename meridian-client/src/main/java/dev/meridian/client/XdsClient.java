@@ -1057,7 +1057,8 @@ public final class XdsClient implements AutoCloseable {
         e.dneTimer.cancel();
         e.dneTimer = null;
       }
-      XdsResource r = XdsResource.of(d.type, it.message(), it.ttl(), List.of());
+      XdsResource r = d.type.hasOwnName() ? XdsResource.of(d.type, it.message(), it.ttl(), List.of())
+          : XdsResource.named(d.type, it.name(), it.message(), it.ttl(), List.of()); // LEDS
       boolean changed = e.data == null || !e.data.resource().version().equals(r.version());
       ResourceUpdate u = new ResourceUpdate(r, it.version(), it.ttl());
       e.data = u;

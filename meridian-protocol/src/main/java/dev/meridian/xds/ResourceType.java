@@ -4,6 +4,7 @@ import com.google.protobuf.Message;
 import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.core.v3.TypedExtensionConfig;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
+import io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint;
 import io.envoyproxy.envoy.config.listener.v3.Listener;
 import io.envoyproxy.envoy.config.route.v3.RouteConfiguration;
 import io.envoyproxy.envoy.config.route.v3.ScopedRouteConfiguration;
@@ -19,7 +20,9 @@ import java.util.function.Function;
 /**
  * The v3 resource types Meridian serves. The declaration order is the make-before-break order of the
  * spec ("Eventual consistency considerations"): clusters, endpoints, listeners, routes, then virtual
- * hosts; the remaining types have no ordering constraint and come last.
+ * hosts; the remaining types have no ordering constraint and come last. LEDS endpoints
+ * ({@link #LB_ENDPOINT}) are last too: a client asks for a locality's collection only once it holds
+ * the ClusterLoadAssignment that names it, so nothing needs to hold them back (issue 26).
  */
 public enum ResourceType {
   CLUSTER(Cluster.getDefaultInstance(), "clusters", "CDS", true, m -> ((Cluster) m).getName()),
@@ -35,7 +38,14 @@ public enum ResourceType {
   SECRET(Secret.getDefaultInstance(), "secrets", "SDS", false, m -> ((Secret) m).getName()),
   RUNTIME(Runtime.getDefaultInstance(), "runtimes", "RTDS", false, m -> ((Runtime) m).getName()),
   EXTENSION_CONFIG(TypedExtensionConfig.getDefaultInstance(), "extension-configs", "ECDS", false,
-      m -> ((TypedExtensionConfig) m).getName());
+      m -> ((TypedExtensionConfig) m).getName()),
+  /**
+   * Envoy's LEDS (issue 26): one endpoint of a locality whose ClusterLoadAssignment says
+   * {@code leds_cluster_locality_config}; clients reach them through the locality's glob collection
+   * ({@code xdstp://AUTH/envoy.config.endpoint.v3.LbEndpoint/PATH/*}). An {@code LbEndpoint} has
+   * no name field: its name is the one its {@code Resource} wrapper carries ({@link #hasOwnName}).
+   */
+  LB_ENDPOINT(LbEndpoint.getDefaultInstance(), "lb-endpoints", "LEDS", false, m -> "");
 
   public static final String TYPE_URL_PREFIX = "type.googleapis.com/";
 
@@ -86,12 +96,38 @@ public enum ResourceType {
     return fullStateInSotw;
   }
 
-  /** VHDS exists only as an Incremental service (spec "RPC Services and Methods"). */
+  /**
+   * VHDS exists only as an Incremental service (spec "RPC Services and Methods"), and so does LEDS
+   * ({@code envoy.service.endpoint.v3.LocalityEndpointDiscoveryService} has only
+   * {@code DeltaLocalityEndpoints}; its resources are reached through glob collections, which
+   * xDS TP1 defines for Incremental xDS only).
+   */
   public boolean availableInSotw() {
-    return this != VIRTUAL_HOST;
+    return this != VIRTUAL_HOST && this != LB_ENDPOINT;
   }
 
-  /** The resource's name as the protocol addresses it (a CLA is named by its cluster_name). */
+  /** The Incremental-only service of a type that has no SotW one, for errors; else null. */
+  public String deltaOnlyService() {
+    return switch (this) {
+      case VIRTUAL_HOST -> "DeltaVirtualHosts";
+      case LB_ENDPOINT -> "DeltaLocalityEndpoints";
+      default -> null;
+    };
+  }
+
+  /**
+   * Whether the message carries its resource's name ({@code name}, a CLA's {@code cluster_name}).
+   * An {@code LbEndpoint} does not: it is named by the {@code envoy.service.discovery.v3.Resource}
+   * that wraps it, in the config as on the wire.
+   */
+  public boolean hasOwnName() {
+    return this != LB_ENDPOINT;
+  }
+
+  /**
+   * The resource's name as the protocol addresses it (a CLA is named by its cluster_name); empty
+   * for a type without its own name ({@link #hasOwnName}).
+   */
   public String nameOf(Message resource) {
     return nameOf.apply(resource);
   }

@@ -102,6 +102,23 @@ public final class Change {
       return this;
     }
 
+    /**
+     * Adds or replaces a resource named {@code name}: how an {@code LbEndpoint} (LEDS, issue 26),
+     * which has no name field, is published, named by an xdstp name of its locality's glob
+     * collection ({@code xdstp://AUTH/envoy.config.endpoint.v3.LbEndpoint/PATH/NAME}). For other
+     * types {@code name} must be the message's own name.
+     *
+     * @throws IllegalArgumentException if it is not an xDS resource type or the name is empty or
+     *     not the message's own
+     */
+    public Builder upsert(String name, Message resource, Duration ttl) {
+      if (ttl != null && (ttl.isNegative() || ttl.isZero())) {
+        throw new IllegalArgumentException("a TTL must be positive, got " + ttl);
+      }
+      ops.add(Resources.op(Resources.name(name), resource, ttl));
+      return this;
+    }
+
     /** Upserts every resource of {@code resources}. */
     public Builder upsertAll(Collection<? extends Message> resources) {
       resources.forEach(this::upsert);
@@ -134,6 +151,11 @@ public final class Change {
     private Resources() {}
 
     static Op op(Message resource, Duration ttl) {
+      return op(null, resource, ttl);
+    }
+
+    /** {@code name}: the name given, null for the message's own. */
+    static Op op(String given, Message resource, Duration ttl) {
       if (resource == null) {
         throw new IllegalArgumentException("a resource must not be null");
       }
@@ -152,7 +174,15 @@ public final class Change {
       } else {
         t = type(resource.getClass());
       }
-      String name = t.nameOf(m);
+      if (!t.hasOwnName() && given == null) {
+        throw new IllegalArgumentException("a " + t.messageClass().getSimpleName()
+            + " has no name field: give its name (upsert(name, resource, ttl))");
+      }
+      if (t.hasOwnName() && given != null && !given.equals(t.nameOf(m))) {
+        throw new IllegalArgumentException("a " + t.messageClass().getSimpleName() + " named '"
+            + t.nameOf(m) + "' cannot be published as '" + given + "'");
+      }
+      String name = given != null ? given : t.nameOf(m);
       if (name == null || name.isEmpty()) {
         throw new IllegalArgumentException("a " + t.messageClass().getSimpleName()
             + " without a name: every resource needs one");
@@ -164,7 +194,7 @@ public final class Change {
       return ResourceType.fromMessageClass(messageClass).orElseThrow(() ->
           new IllegalArgumentException(messageClass.getName() + " is not an xDS resource type "
               + "(Listener, RouteConfiguration, ScopedRouteConfiguration, VirtualHost, Cluster, "
-              + "ClusterLoadAssignment, Secret, Runtime, TypedExtensionConfig)"));
+              + "ClusterLoadAssignment, Secret, Runtime, TypedExtensionConfig, LbEndpoint)"));
     }
 
     static String name(String name) {

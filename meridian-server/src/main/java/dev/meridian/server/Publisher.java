@@ -182,7 +182,7 @@ public final class Publisher {
       // deterministic bytes, so nothing to serialize: it keeps its version.
       return old;
     }
-    XdsResource r = XdsResource.of(op.type(), op.message(), ttl, List.of());
+    XdsResource r = XdsResource.named(op.type(), op.name(), op.message(), ttl, List.of());
     serialized.incrementAndGet();
     return old != null && old.version().equals(r.version()) ? old : r;
   }

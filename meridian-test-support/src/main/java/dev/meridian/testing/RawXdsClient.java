@@ -203,6 +203,8 @@ public abstract class RawXdsClient<Q extends Message, R extends Message> impleme
           case SECRET -> SecretDiscoveryServiceGrpc.getServiceDescriptor();
           case RUNTIME -> RuntimeDiscoveryServiceGrpc.getServiceDescriptor();
           case EXTENSION_CONFIG -> ExtensionConfigDiscoveryServiceGrpc.getServiceDescriptor();
+          case LB_ENDPOINT -> io.envoyproxy.envoy.service.endpoint.v3
+              .LocalityEndpointDiscoveryServiceGrpc.getServiceDescriptor();
           default -> throw new IllegalArgumentException("no discovery service known for " + perType);
         };
     for (MethodDescriptor<?, ?> m : service.getMethods()) {

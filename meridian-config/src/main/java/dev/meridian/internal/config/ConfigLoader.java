@@ -7,7 +7,9 @@ import dev.meridian.internal.protocol.SecretAccess;
 import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;
+import dev.meridian.internal.protocol.Leds;
 import dev.meridian.internal.protocol.XdsResource;
+import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -868,6 +870,7 @@ public final class ConfigLoader {
       MessageReader reader = new MessageReader(types);
       com.google.protobuf.Duration ttl = null;
       List<String> aliases = List.of();
+      String wrapperName = null; // the Resource wrapper's 'name', if any
       ConfigNode body = tree;
       String path = "";
       if (typeUrl.equals(RESOURCE_WRAPPER)) {
@@ -886,6 +889,7 @@ public final class ConfigLoader {
           ttl = rb.getTtl();
         }
         aliases = rb.getAliasesList();
+        wrapperName = rb.getName().isEmpty() ? null : rb.getName();
         typeUrl = typeOf(body);
         if (typeUrl == null) {
           problem(body, at + ".resource: missing '@type'");
@@ -912,16 +916,61 @@ public final class ConfigLoader {
         return null;
       }
       Message message = b.build();
-      String name = type.nameOf(message);
-      if (name.isEmpty()) {
+      String name = type.hasOwnName() ? type.nameOf(message) : wrapperName;
+      if (!type.hasOwnName()) {
+        // An LbEndpoint (LEDS, issue 26) has no name field: the Resource wrapper names it, as
+        // it does on the wire (DeltaDiscoveryResponse's Resource.name).
+        if (name == null) {
+          problem(tree, at + " (" + type.typeUrl() + "): an LbEndpoint has no name field; wrap it"
+              + " in a Resource with a 'name': {\"@type\": " + RESOURCE_WRAPPER + ", name: xdstp://"
+              + "AUTHORITY/" + Leds.TYPE + "/PATH/NAME, resource: {...}}");
+          return null;
+        }
+        String p = Leds.problemAsEndpointName(name);
+        if (p != null) {
+          problem(entry(tree, "name"), at + " (" + type.typeUrl() + " '" + name + "'): " + p);
+          return null;
+        }
+      } else if (name.isEmpty()) {
         problem(body, at + " (" + type.typeUrl() + "): missing "
             + (type == ResourceType.ENDPOINT ? "'cluster_name'" : "'name'"));
         return null;
+      } else if (wrapperName != null && !wrapperName.equals(name)) {
+        // The body names the resource; a different wrapper name would be silently a second one.
+        problem(entry(tree, "name"), at + " (" + type.typeUrl() + " '" + name + "'): the"
+            + " Resource wrapper's name '" + wrapperName + "' is not the resource's own name;"
+            + " leave it out, or write the same name");
+        return null;
       }
-      XdsResource resource = XdsResource.of(type, message, ttl, aliases);
+      if (type == ResourceType.ENDPOINT && !ledsProblems((ClusterLoadAssignment) message, body,
+          at + " (" + type.typeUrl() + " '" + name + "')", path)) {
+        return null;
+      }
+      XdsResource resource = XdsResource.named(type, name, message, ttl, aliases);
       serialized.incrementAndGet();
       nextCache.put(cacheKey, resource);
       return resource;
+    }
+
+    /**
+     * Envoy LEDS (issue 26): each locality's {@code leds_collection_name} must be a glob collection
+     * of LbEndpoints ({@link Leds#problems}), reported at the name's line; false if any is not.
+     */
+    boolean ledsProblems(ClusterLoadAssignment cla, ConfigNode body, String what, String path) {
+      List<Leds.Problem> found = Leds.problems(cla);
+      for (Leds.Problem p : found) {
+        ConfigNode locality = field(body, "endpoints");
+        locality = locality != null && locality.kind() == ConfigNode.Kind.SEQ
+            && p.locality() < locality.items().size() ? locality.items().get(p.locality()) : null;
+        ConfigNode leds = locality == null ? null : field(locality, "leds_cluster_locality_config");
+        ConfigNode at = leds == null ? null : field(leds, "leds_collection_name");
+        if (at == null) {
+          at = leds != null ? leds : locality != null ? locality : body;
+        }
+        problem(at, what + ": " + (path.isEmpty() ? "" : path + ".") + "endpoints["
+            + p.locality() + "].leds_cluster_locality_config: " + p.message());
+      }
+      return found.isEmpty();
     }
 
     /** Adds the reader's problems, each at its own line and column; true if there were any. */
@@ -955,6 +1004,24 @@ public final class ConfigLoader {
       }
     }
     return null;
+  }
+
+  /** The value of a field written snake_case or lowerCamelCase, or null. */
+  private static ConfigNode field(ConfigNode map, String snake) {
+    ConfigNode v = entry(map, snake);
+    if (v == null) {
+      StringBuilder camel = new StringBuilder();
+      for (int i = 0; i < snake.length(); i++) {
+        char c = snake.charAt(i);
+        if (c == '_' && i + 1 < snake.length()) {
+          camel.append(Character.toUpperCase(snake.charAt(++i)));
+        } else {
+          camel.append(c);
+        }
+      }
+      v = entry(map, camel.toString());
+    }
+    return v;
   }
 
   private static String typeOf(ConfigNode map) {

@@ -70,12 +70,18 @@ public final class StoreValues {
     return java.util.Collections.unmodifiableMap(printed);
   }
 
-  /** A resource as its stored JSON: the Resource wrapper when it has a TTL or aliases. */
+  /**
+   * A resource as its stored JSON: the Resource wrapper when it has a TTL or aliases, or no name
+   * of its own (an LbEndpoint, named by the wrapper: docs/config.md).
+   */
   public String resource(XdsResource r) {
     com.google.protobuf.Message m = r.message();
-    if (r.ttl() != null || !r.aliases().isEmpty()) {
+    if (r.ttl() != null || !r.aliases().isEmpty() || !r.type().hasOwnName()) {
       Resource.Builder b = Resource.newBuilder().setResource(Any.pack(r.message()))
           .addAllAliases(r.aliases());
+      if (!r.type().hasOwnName()) {
+        b.setName(r.name());
+      }
       if (r.ttl() != null) {
         b.setTtl(r.ttl());
       }

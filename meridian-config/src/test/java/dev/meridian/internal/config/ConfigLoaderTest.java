@@ -63,6 +63,9 @@ class ConfigLoaderTest {
           - "@type": type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig
             name: ext
             typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+          - "@type": type.googleapis.com/envoy.service.discovery.v3.Resource
+            name: xdstp://a.example/envoy.config.endpoint.v3.LbEndpoint/c/zone/one
+            resource: { "@type": type.googleapis.com/envoy.config.endpoint.v3.LbEndpoint }
         """);
     ServedConfig c = new ConfigLoader().load(p).config();
     for (ResourceType t : ResourceType.values()) {

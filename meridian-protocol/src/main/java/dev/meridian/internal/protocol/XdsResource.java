@@ -36,8 +36,24 @@ public final class XdsResource {
     this.aliases = List.copyOf(aliases);
   }
 
-  /** Builds the resource, serializing it (deterministically) exactly once. */
+  /**
+   * Builds the resource, serializing it (deterministically) exactly once; named by the message
+   * (throws for a type without its own name: use {@link #named}).
+   */
   public static XdsResource of(ResourceType type, Message message, Duration ttl,
+      List<String> aliases) {
+    if (!type.hasOwnName()) {
+      throw new IllegalArgumentException(type.typeUrl() + " has no name of its own: give one");
+    }
+    return named(type, type.nameOf(message), message, ttl, aliases);
+  }
+
+  /**
+   * As {@link #of(ResourceType, Message, Duration, List)}, named {@code name}: the name a
+   * {@code Resource} wrapper gives it, for a type without its own ({@link ResourceType#hasOwnName},
+   * LEDS), or the message's own name.
+   */
+  public static XdsResource named(ResourceType type, String name, Message message, Duration ttl,
       List<String> aliases) {
     if (!type.messageClass().isInstance(message)) {
       throw new IllegalArgumentException(
@@ -47,7 +63,6 @@ public final class XdsResource {
     Any any = Any.newBuilder().setTypeUrl(type.typeUrl()).setValue(bytes).build();
     // The TTL is part of what the client receives (spec "TTL"), so a TTL change is a new version.
     String version = Versions.ofBytes(ttl == null ? bytes : bytes.concat(ttl.toByteString()));
-    String name = type.nameOf(message);
     if (aliases.isEmpty() && type == ResourceType.VIRTUAL_HOST) {
       aliases = vhdsAliases(name, (io.envoyproxy.envoy.config.route.v3.VirtualHost) message);
     }
@@ -69,6 +84,11 @@ public final class XdsResource {
 
   public static XdsResource of(ResourceType type, Message message) {
     return of(type, message, null, List.of());
+  }
+
+  /** {@link #named(ResourceType, String, Message, Duration, List)} without TTL or aliases. */
+  public static XdsResource named(ResourceType type, String name, Message message) {
+    return named(type, name, message, null, List.of());
   }
 
   static ByteString deterministicBytes(Message message) {

@@ -168,7 +168,8 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
     }
     if (!serves(type)) {
       return close(out, Outcome.CloseCode.INVALID_ARGUMENT,
-          type.typeUrl() + " is served only over Incremental xDS (DeltaVirtualHosts or Delta ADS)");
+          type.typeUrl() + " is served only over Incremental xDS (" + type.deltaOnlyService()
+              + " or Delta ADS)");
     }
     String refused = refusal(req);
     if (refused != null) {

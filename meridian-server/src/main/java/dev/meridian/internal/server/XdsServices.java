@@ -11,6 +11,7 @@ import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
 import io.envoyproxy.envoy.service.endpoint.v3.EndpointDiscoveryServiceGrpc;
+import io.envoyproxy.envoy.service.endpoint.v3.LocalityEndpointDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.extension.v3.ExtensionConfigDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.listener.v3.ListenerDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.route.v3.RouteDiscoveryServiceGrpc;
@@ -45,7 +46,9 @@ public final class XdsServices {
       EndpointDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.ENDPOINT,
       SecretDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.SECRET,
       RuntimeDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.RUNTIME,
-      ExtensionConfigDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.EXTENSION_CONFIG);
+      ExtensionConfigDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.EXTENSION_CONFIG,
+      // LEDS (issue 26): DeltaLocalityEndpoints only, as leds.proto defines it
+      LocalityEndpointDiscoveryServiceGrpc.getServiceDescriptor(), ResourceType.LB_ENDPOINT);
 
   private XdsServices() {}
 
