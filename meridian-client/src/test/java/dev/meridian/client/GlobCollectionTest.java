@@ -104,6 +104,66 @@ class GlobCollectionTest {
     assertThat(late.latest).containsOnlyKeys(MINE + "svc/b", MINE + "svc/d");
   }
 
+  // LEDS (Envoy's "LEDS" architecture page; leds.proto): a locality's endpoints are LbEndpoint
+  // resources in the glob collection its leds_collection_name names, each named by its
+  // Resource wrapper; the client watches the collection and follows endpoints coming and going.
+  @ParameterizedTest
+  @EnumSource(value = ClientVariant.class, names = {"DELTA_ADS", "DELTA_PER_TYPE"})
+  void ledsEndpointsOfALocalityArriveThroughItsCollection(ClientVariant v) throws Exception {
+    Path config = dir.resolve("leds").resolve("config.yaml");
+    MeridianServer s = serve(config, leds("one", "two"), Set.of());
+    connect(v, s, s);
+    RecordingWatcher cla = new RecordingWatcher();
+    client.watch(ResourceType.ENDPOINT, "backend", cla);
+    Await.until("the assignment", () -> cla.latest.containsKey("backend"));
+    String collection = ((io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment)
+        cla.latest.get("backend").message()).getEndpoints(0).getLedsClusterLocalityConfig()
+        .getLedsCollectionName();
+    assertThat(collection).isEqualTo(ZONE_A);
+
+    RecordingWatcher endpoints = new RecordingWatcher();
+    client.watch(ResourceType.LB_ENDPOINT, collection, endpoints);
+    Await.until("two endpoints", () -> endpoints.latest.size() == 2);
+    assertThat(endpoints.latest).containsOnlyKeys(LEDS + "one", LEDS + "two");
+    assertThat(((io.envoyproxy.envoy.config.endpoint.v3.LbEndpoint)
+        endpoints.latest.get(LEDS + "two").message()).getEndpoint().getAddress().getSocketAddress()
+        .getPortValue()).isEqualTo(8082);
+
+    ConfigFiles.replaceByRename(config, leds("two", "three"));
+    Await.until("one gone, three come", () -> endpoints.latest.keySet()
+        .equals(Set.of(LEDS + "two", LEDS + "three")));
+    assertThat(endpoints.events).contains("dne:" + LEDS + "one");
+    assertThat(endpoints.errors).isEmpty();
+  }
+
+  private static final String LEDS =
+      "xdstp://mine.example/envoy.config.endpoint.v3.LbEndpoint/backend/zone-a/";
+  private static final String ZONE_A = LEDS + "*";
+
+  /** A CLA whose one locality is fed by LEDS, and the endpoints {@code ids} of that locality. */
+  private static String leds(String... ids) {
+    StringBuilder yaml = new StringBuilder("""
+        resources:
+          - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
+            cluster_name: backend
+            endpoints:
+              - leds_cluster_locality_config:
+                  leds_config: { ads: {}, resource_api_version: V3 }
+                  leds_collection_name: %s
+        """.formatted(ZONE_A));
+    for (String id : ids) {
+      int port = 8080 + java.util.List.of("zero", "one", "two", "three").indexOf(id);
+      yaml.append("""
+            - "@type": type.googleapis.com/envoy.service.discovery.v3.Resource
+              name: %s
+              resource:
+                "@type": type.googleapis.com/envoy.config.endpoint.v3.LbEndpoint
+                endpoint: { address: { socket_address: { address: 10.0.0.1, port_value: %d } } }
+          """.formatted(LEDS + id, port));
+    }
+    return yaml.toString();
+  }
+
   // TP1 "Glob": "SotW is not supported with the new collections".
   @ParameterizedTest
   @EnumSource(value = ClientVariant.class, names = {"SOTW_ADS", "SOTW_PER_TYPE"})
