@@ -152,6 +152,10 @@ final class DeltaTypeState extends TypeState {
         }
       });
       held = drop.commit();
+      // Nor is an answer owed about a name it dropped while the wildcard still covered it: it now
+      // holds nothing of it. (Left pending, it went out with whatever next woke this type, a
+      // change that no longer concerns the stream.)
+      mustAnswer.removeIf(n -> !subscription.covers(n));
     }
     respondIfIdle(snapshot, nonces, out);
   }
