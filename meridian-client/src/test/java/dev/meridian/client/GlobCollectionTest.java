@@ -142,26 +142,11 @@ class GlobCollectionTest {
 
   /** A CLA whose one locality is fed by LEDS, and the endpoints {@code ids} of that locality. */
   private static String leds(String... ids) {
-    StringBuilder yaml = new StringBuilder("""
-        resources:
-          - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
-            cluster_name: backend
-            endpoints:
-              - leds_cluster_locality_config:
-                  leds_config: { ads: {}, resource_api_version: V3 }
-                  leds_collection_name: %s
-        """.formatted(ZONE_A));
+    java.util.Map<String, Integer> endpoints = new java.util.LinkedHashMap<>();
     for (String id : ids) {
-      int port = 8080 + java.util.List.of("zero", "one", "two", "three").indexOf(id);
-      yaml.append("""
-            - "@type": type.googleapis.com/envoy.service.discovery.v3.Resource
-              name: %s
-              resource:
-                "@type": type.googleapis.com/envoy.config.endpoint.v3.LbEndpoint
-                endpoint: { address: { socket_address: { address: 10.0.0.1, port_value: %d } } }
-          """.formatted(LEDS + id, port));
+      endpoints.put(LEDS + id, 8080 + java.util.List.of("zero", "one", "two", "three").indexOf(id));
     }
-    return yaml.toString();
+    return ConfigFiles.leds("backend", ZONE_A, endpoints);
   }
 
   // TP1 "Glob": "SotW is not supported with the new collections".

@@ -22,4 +22,30 @@ public final class ConfigFiles {
     Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     return renamed;
   }
+
+  /**
+   * A config whose ClusterLoadAssignment {@code cluster} has one locality fed by LEDS from the
+   * glob {@code collection}, and the LbEndpoints {@code endpoints} (full name to a port of
+   * 10.0.0.1), each named by its Resource wrapper (docs/config.md "LEDS").
+   */
+  public static String leds(String cluster, String collection,
+      java.util.Map<String, Integer> endpoints) {
+    StringBuilder yaml = new StringBuilder("""
+        resources:
+          - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
+            cluster_name: %s
+            endpoints:
+              - leds_cluster_locality_config:
+                  leds_config: { ads: {}, resource_api_version: V3 }
+                  leds_collection_name: %s
+        """.formatted(cluster, collection));
+    endpoints.forEach((name, port) -> yaml.append("""
+          - "@type": type.googleapis.com/envoy.service.discovery.v3.Resource
+            name: %s
+            resource:
+              "@type": type.googleapis.com/envoy.config.endpoint.v3.LbEndpoint
+              endpoint: { address: { socket_address: { address: 10.0.0.1, port_value: %d } } }
+        """.formatted(name, port)));
+    return yaml.toString();
+  }
 }

@@ -60,26 +60,12 @@ class LedsServeTest {
 
   /** The CLA 'backend' with one LEDS locality, zone-a, and the LbEndpoints {@code ids} in it. */
   static String config(String... ids) {
-    StringBuilder yaml = new StringBuilder("""
-        resources:
-          - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
-            cluster_name: backend
-            endpoints:
-              - leds_cluster_locality_config:
-                  leds_config: { ads: {}, resource_api_version: V3 }
-                  leds_collection_name: %s
-        """.formatted(ZONE_A));
+    java.util.Map<String, Integer> endpoints = new java.util.LinkedHashMap<>();
     for (String id : ids) {
-      int port = 8080 + List.of("one", "two", "three", "four").indexOf(id.substring(id.lastIndexOf('/') + 1));
-      yaml.append("""
-            - "@type": type.googleapis.com/envoy.service.discovery.v3.Resource
-              name: %s
-              resource:
-                "@type": type.googleapis.com/envoy.config.endpoint.v3.LbEndpoint
-                endpoint: { address: { socket_address: { address: 10.0.0.1, port_value: %d } } }
-          """.formatted(EP + id, port));
+      endpoints.put(EP + id, 8080 + List.of("one", "two", "three", "four")
+          .indexOf(id.substring(id.lastIndexOf('/') + 1)));
     }
-    return yaml.toString();
+    return ConfigFiles.leds("backend", ZONE_A, endpoints);
   }
 
   @Test
