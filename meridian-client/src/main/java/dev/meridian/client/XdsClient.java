@@ -760,7 +760,9 @@ public final class XdsClient implements AutoCloseable {
       if (e != null) {
         server = e.server;
       }
-      if (changed && (!ts.wildcard() || e.server == null || !e.server.equals(ts.primary))) {
+      // A member of a watched collection stays: the collection still holds it (TP1 "Glob").
+      if (changed && (!ts.wildcard() || e.server == null || !e.server.equals(ts.primary))
+          && (e.glob || ts.collectionFor(e) == null)) {
         e.cancelTimers();
         ts.entries.remove(w.name);
       } else if (changed && e.dneTimer != null) {

@@ -187,6 +187,14 @@ public final class Change {
         throw new IllegalArgumentException("a " + t.messageClass().getSimpleName()
             + " without a name: every resource needs one");
       }
+      // The rules a config file's names follow (TP1): requests match xdstp names by their
+      // canonical form, so a name in another spelling could never be asked for.
+      String problem = t == ResourceType.LB_ENDPOINT
+          ? dev.meridian.internal.protocol.Leds.problemAsEndpointName(name)
+          : dev.meridian.internal.protocol.XdstpName.problemAsResourceName(name, t.typeUrl());
+      if (problem != null) {
+        throw new IllegalArgumentException("'" + name + "': " + problem);
+      }
       return new Op(t, name, m, ttl);
     }
 

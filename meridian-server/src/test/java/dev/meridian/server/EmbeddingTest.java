@@ -268,6 +268,11 @@ class EmbeddingTest {
         .hasMessageContaining("two CDS resources named 'x'");
     assertThatThrownBy(() -> m.publisher().set("default", List.of(Cluster.getDefaultInstance())))
         .hasMessageContaining("without a name");
+    // TP1: requests match xdstp names canonically, so a name in another spelling is refused as a
+    // config file's would be, naming the canonical one.
+    assertThatThrownBy(() -> m.publisher().set("default", List.of(cluster(
+        "xdstp://a.example/envoy.config.cluster.v3.Cluster/c?b=1&a=2"))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("?a=2&b=1");
     assertThat(m.publisher().resources("default")).extracting(r -> ((Cluster) r).getName())
         .containsExactly("packed");
   }

@@ -125,10 +125,14 @@ final class DeltaTypeState extends TypeState {
         }
       }
     }
-    dropped(change.removed());
+    // TP1 "Glob": a name unsubscribed that a subscribed collection still covers stays held, as a
+    // member: its changes and its removal are still the client's.
+    List<String> removed = change.removed().stream()
+        .filter(n -> !subscription.inCollection(n)).toList();
+    dropped(removed);
     unasked(change.removed());
     boolean collectionDropped = false;
-    for (String n : change.removed()) {
+    for (String n : removed) {
       collectionDropped |= XdstpName.isGlob(n);
       edit.remove(n);
       if (subscription.isWildcard()) {
@@ -278,7 +282,8 @@ final class DeltaTypeState extends TypeState {
    * sort by prefix, so only the collection's directory is looked at.
    */
   static List<String> members(String glob, TypeSnapshot snapshot) {
-    int star = glob.lastIndexOf("/*");
+    int query = glob.indexOf('?'); // (a context parameter's value may hold "/*")
+    int star = (query < 0 ? glob : glob.substring(0, query)).lastIndexOf("/*");
     String prefix = glob.substring(0, star + 1);
     List<String> out = new ArrayList<>();
     for (String n : snapshot.resources().subMap(prefix, prefix + Character.MAX_VALUE).keySet()) {

@@ -173,7 +173,11 @@ final class SotwTypeState extends TypeState {
     boolean whole = all && seesWhole(snapshot);
     Diff diff = whole ? sharing.toWhole(sent, snapshot)
         : diff(all ? candidates(snapshot) : dirty, snapshot);
-    checkAbsent(all ? subscription.names() : dirty, snapshot);
+    if (whole && !subscription.isWildcard()) {
+      presentAll(snapshot); // its names are exactly the type's: none absent, no walk over them
+    } else {
+      checkAbsent(all ? subscription.names() : dirty, snapshot);
+    }
     clearDirty();
     List<io.envoyproxy.envoy.service.discovery.v3.ResourceError> errors = takeErrors();
     // Spec "Deleting Resources": SotW cannot tell that a resource of a non-full-state type is

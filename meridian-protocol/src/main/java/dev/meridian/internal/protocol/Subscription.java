@@ -51,11 +51,16 @@ public final class Subscription {
 
   /** SotW: each request carries the complete set of names. */
   public Change replace(List<String> requested) {
-    // TP1 "Normalization": an xdstp name matches by its canonical form.
-    requested = XdstpName.canonicalize(requested);
     if (unchanged(requested)) {
       return Change.NONE; // the usual ACK: same names again, nothing to allocate
     }
+    // TP1 "Normalization": an xdstp name matches by its canonical form. (After the check above:
+    // an ACK repeating canonical names parses none of them.)
+    List<String> canonical = XdstpName.canonicalize(requested);
+    if (canonical != requested && unchanged(canonical)) {
+      return Change.NONE;
+    }
+    requested = canonical;
     boolean wasWildcard = isWildcard();
     Set<String> before = names;
     if (!requested.isEmpty()) {

@@ -255,6 +255,21 @@ class FederationRulesTest {
 
   @ParameterizedTest
   @EnumSource(value = Variant.class, names = {"DELTA_ADS", "DELTA_PER_TYPE"})
+  void memberDroppedByNameStaysHeldThroughItsGlobCollectionAndItsRemovalIsSent(Variant v) {
+    // TP1 "Glob": dropping the name leaves the member subscribed through the collection, so its
+    // deletion is still the client's to hear. (Found in review: the removal was never sent.)
+    Client c = new Client(v, ResourceType.ENDPOINT, collection("svc/a", "svc/b"));
+    c.ask(GLOB, MINE + "svc/a");
+    c.ack();
+    assertThat(c.drop(MINE + "svc/a")).noneMatch(o -> o instanceof Outcome.Send);
+    List<Outcome> out = new ArrayList<>(c.reload(collection("svc/b")));
+    out.addAll(c.ack()); // (on ADS the removal follows, make-before-break)
+    assertThat(removed(out)).containsExactly(MINE + "svc/a");
+    assertThat(sent(out)).isEmpty();
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Variant.class, names = {"DELTA_ADS", "DELTA_PER_TYPE"})
   void memberAskedForByNameStaysWhenItsGlobCollectionIsDropped(Variant v) {
     Client c = new Client(v, ResourceType.ENDPOINT, collection("svc/a", "svc/b"));
     c.ask(GLOB, MINE + "svc/a");

@@ -103,7 +103,7 @@ public final class FilePublisher {
       }
       boolean removed = false;
       try (Stream<Path> s = Files.list(dir)) {
-        for (Path p : s.filter(Files::isDirectory).toList()) {
+        for (Path p : s.filter(FilePublisher::isRealDirectory).toList()) {
           String name = p.getFileName().toString();
           if (!groups.contains(name) && !refused.contains(name)) {
             if (isOwnGroup(p)) {
@@ -198,6 +198,10 @@ public final class FilePublisher {
    * directory of the user's in the publish dir is never deleted.
    */
   static boolean isOwnGroup(Path groupDir) throws IOException {
+    if (!isRealDirectory(groupDir)) {
+      return false; // a link: whatever it points to is not the publisher's
+    }
+    boolean published = false;
     try (Stream<Path> s = Files.list(groupDir)) {
       for (Path p : s.toList()) {
         String name = p.getFileName().toString();
@@ -205,9 +209,21 @@ public final class FilePublisher {
             || !(isPublished(name) || isTemporary(name))) {
           return false;
         }
+        published |= isPublished(name);
       }
     }
-    return true;
+    return published; // an empty directory was made by someone else: a group always has files
+  }
+
+  private static boolean isEmpty(Path d) throws IOException {
+    try (Stream<Path> s = Files.list(d)) {
+      return s.findAny().isEmpty();
+    }
+  }
+
+  /** A directory, not a link to one. */
+  private static boolean isRealDirectory(Path p) {
+    return Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS);
   }
 
   private static boolean isPublished(String name) {
@@ -233,10 +249,14 @@ public final class FilePublisher {
    */
   private void sweep(Set<String> groups) throws IOException {
     try (Stream<Path> s = Files.list(dir)) {
-      for (Path p : s.filter(Files::isDirectory).toList()) {
+      for (Path p : s.filter(FilePublisher::isRealDirectory).toList()) {
         String name = p.getFileName().toString();
         if (name.startsWith(".") && name.endsWith(REMOVING)) {
-          deleteGroupDirectory(p);
+          if (isEmpty(p) || isOwnGroup(p)) {
+            deleteGroupDirectory(p);
+          } else if (foreign.add(name)) {
+            LOG.warn("{} holds files Meridian did not write: left as it is", p);
+          }
         } else if (groups.contains(name)) {
           try (Stream<Path> files = Files.list(p)) {
             for (Path f : files.toList()) {

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FilePublisherTest {
   @TempDir Path dir;
+  @TempDir Path outside;
 
   @Test
   void theFirstPublishRemovesTemporaryFilesAndHalfRemovedGroupsAKilledPublisherLeft()
@@ -60,6 +61,11 @@ class FilePublisherTest {
     Files.writeString(mine.resolve("clusters.yaml"), "x");
     Path notes = Files.writeString(mine.resolve("notes.txt"), "the user's");
     Path nested = Files.createDirectories(dir.resolve("nested").resolve("deeper"));
+    Path empty = Files.createDirectories(dir.resolve("lost+found"));
+    // A link to a directory of files that look published (a hand-written Envoy file set).
+    Path elsewhere = Files.createDirectories(outside.resolve("mine"));
+    Files.writeString(elsewhere.resolve("clusters.yaml"), "hand-written");
+    Path link = Files.createSymbolicLink(dir.resolve("linked"), elsewhere);
 
     FilePublisher publisher = new FilePublisher(dir, FilePublisher.Format.YAML);
     publisher.publish(ServedConfig.empty());
@@ -68,6 +74,9 @@ class FilePublisherTest {
     assertThat(notes).hasContent("the user's");
     assertThat(mine.resolve("clusters.yaml")).exists();
     assertThat(nested).isDirectory();
+    assertThat(empty).isDirectory();
+    assertThat(elsewhere.resolve("clusters.yaml")).exists(); // not deleted through the link
+    assertThat(link).isSymbolicLink();
     assertThat(dir.resolve("default").resolve("clusters.yaml")).exists();
   }
 
