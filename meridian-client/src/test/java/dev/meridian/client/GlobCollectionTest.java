@@ -104,6 +104,29 @@ class GlobCollectionTest {
     assertThat(late.latest).containsOnlyKeys(MINE + "svc/b", MINE + "svc/d");
   }
 
+  // TP1 "Glob": a member named by a watch of its own stays subscribed through its collection when
+  // that watch goes; its deletion still reaches the collection's watchers. (Found in review.)
+  @ParameterizedTest
+  @EnumSource(value = ClientVariant.class, names = {"DELTA_ADS", "DELTA_PER_TYPE"})
+  void memberWatchedByNameAndThroughItsCollectionIsStillFollowedWhenTheNamedWatchGoes(
+      ClientVariant v) throws Exception {
+    Path config = dir.resolve("both").resolve("config.yaml");
+    MeridianServer s = serve(config, clusters(MINE + "svc/a", MINE + "svc/b"), Set.of());
+    connect(v, s, s);
+    RecordingWatcher members = new RecordingWatcher();
+    RecordingWatcher one = new RecordingWatcher();
+    client.watch(ResourceType.CLUSTER, GLOB, members);
+    Watch named = client.watch(ResourceType.CLUSTER, MINE + "svc/a", one);
+    Await.until("both members and the named one", () -> members.latest.size() == 2
+        && one.latest.containsKey(MINE + "svc/a"));
+    named.cancel();
+
+    ConfigFiles.replaceByRename(config, clusters(MINE + "svc/b"));
+    Await.until("svc/a's deletion", () -> members.events.contains("dne:" + MINE + "svc/a"));
+    assertThat(members.latest).containsOnlyKeys(MINE + "svc/b");
+    assertThat(members.errors).isEmpty();
+  }
+
   // LEDS (Envoy's "LEDS" architecture page; leds.proto): a locality's endpoints are LbEndpoint
   // resources in the glob collection its leds_collection_name names, each named by its
   // Resource wrapper; the client watches the collection and follows endpoints coming and going.
