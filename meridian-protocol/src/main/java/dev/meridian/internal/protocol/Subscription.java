@@ -140,14 +140,12 @@ public final class Subscription {
     return true;
   }
 
-  /** Incremental: names added and removed relative to the current subscription. */
+  /**
+   * Incremental: names added and removed relative to the current subscription. The names come in
+   * canonical form (TP1 "Normalization"): the Delta type state canonicalizes a request once, for
+   * this and for its own bookkeeping.
+   */
   public Change update(Collection<String> subscribe, Collection<String> unsubscribe) {
-    if (subscribe instanceof List<String> l) {
-      subscribe = XdstpName.canonicalize(l); // TP1 "Normalization"
-    }
-    if (unsubscribe instanceof List<String> l) {
-      unsubscribe = XdstpName.canonicalize(l);
-    }
     boolean wasWildcard = isWildcard();
     Set<String> added = new LinkedHashSet<>();
     Set<String> removed = new LinkedHashSet<>();
