@@ -15,11 +15,24 @@ final class RequestNames {
   final boolean star;
   private volatile String fingerprintNamed;
   private volatile String fingerprintWildcard;
+  private volatile Set<String> globs;
 
   RequestNames(List<String> list, Sharing sharing) {
     this.list = list;
     this.set = Subscription.withoutWildcard(list, sharing);
     this.star = list.contains(Subscription.WILDCARD);
+  }
+
+  /**
+   * The glob collections among the names (TP1 "Glob"), worked out once per list: clients sharing
+   * this instance share the walk over their 10,000 names.
+   */
+  Set<String> globs() {
+    Set<String> g = globs;
+    if (g == null) {
+      globs = g = Subscription.globsOf(list);
+    }
+    return g;
   }
 
   String fingerprint(boolean wildcard) {

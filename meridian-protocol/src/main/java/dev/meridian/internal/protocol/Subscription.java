@@ -32,6 +32,8 @@ public final class Subscription {
   private List<String> lastRequest;
   /** The current names when they came from one large SotW request (for its fingerprint). */
   private RequestNames largeRequest;
+  /** The large request whose set the current names are, if any (for its shared glob walk). */
+  private RequestNames namesOf;
   /** From this size a request's names go through {@link Sharing#request}. */
   private static final int LARGE = 64;
 
@@ -71,11 +73,13 @@ public final class Subscription {
       RequestNames in = sharing.request(requested);
       lastRequest = in.list;
       largeRequest = in;
+      namesOf = in;
       explicitWildcard = in.star;
       names = in.set;
     } else {
       lastRequest = null;
       largeRequest = null;
+      namesOf = null;
       explicitWildcard = requested.contains(WILDCARD);
       names = withoutWildcard(requested, sharing);
     }
@@ -165,6 +169,7 @@ public final class Subscription {
         // A first large subscription (a Delta client naming every EDS resource): clients that
         // subscribe the same list may share its set; nothing to diff against.
         this.names = in.set;
+        namesOf = in;
         explicitWildcard = in.star;
         lastRequest = null;
         largeRequest = null;
@@ -191,6 +196,7 @@ public final class Subscription {
     added.removeIf(n -> !names.contains(n));
     if (!added.isEmpty() || !removed.isEmpty()) {
       this.names = sharing.names(names);
+      namesOf = null;
     }
     lastRequest = null;
     largeRequest = null;
@@ -265,17 +271,23 @@ public final class Subscription {
   public Set<String> globs() {
     Set<String> g = globs;
     if (g == null) {
-      Set<String> found = new java.util.TreeSet<>();
-      if (!names.isEmpty()) {
-        for (String n : names) {
-          if (XdstpName.isGlob(n)) {
-            found.add(n);
-          }
-        }
-      }
-      globs = g = found.isEmpty() ? Set.of() : Collections.unmodifiableSet(found);
+      RequestNames in = namesOf;
+      globs = g = in != null && in.set == names ? in.globs() : globsOf(names);
     }
     return g;
+  }
+
+  static Set<String> globsOf(Collection<String> names) {
+    Set<String> found = null;
+    for (String n : names) {
+      if (XdstpName.isGlob(n)) {
+        if (found == null) {
+          found = new java.util.TreeSet<>();
+        }
+        found.add(n);
+      }
+    }
+    return found == null ? Set.of() : Collections.unmodifiableSet(found);
   }
 
   public boolean hasGlobs() {
