@@ -55,23 +55,29 @@ public final class StaticState {
    * objects in a static (the shared empty snapshots), with the reason. The objects' other fields
    * are still checked. Keyed {@code binary.class.Name#field}.
    */
-  public static final Map<String, String> ALLOWED_INSTANCE_FIELDS = Map.of(
-      "dev.meridian.internal.protocol.Snapshot#types",
-      "private, built by the constructor, never written after",
-      "dev.meridian.internal.protocol.TypeSnapshot#resources",
-      "an unmodifiable view of a map built by the constructor and never written after",
-      "dev.meridian.internal.protocol.TypeSnapshot#byName",
-      "private, built by the constructor, never written after",
-      "dev.meridian.internal.protocol.TypeSnapshot#byAlias",
-      "private, built by the constructor, never written after",
-      "dev.meridian.internal.protocol.TypeSnapshot#versionMap",
-      "built lazily from the snapshot's own immutable contents: the same whoever asks first",
-      "dev.meridian.internal.protocol.TypeSnapshot#anys",
-      "built lazily from the snapshot's own immutable contents: the same whoever asks first",
-      "dev.meridian.internal.protocol.TypeSnapshot#wrapped",
-      "built lazily from the snapshot's own immutable contents: the same whoever asks first",
-      "dev.meridian.internal.protocol.TypeSnapshot#wrappedNoTtl",
-      "built lazily from the snapshot's own immutable contents: the same whoever asks first");
+  public static final Map<String, String> ALLOWED_INSTANCE_FIELDS = Map.ofEntries(
+      Map.entry("dev.meridian.internal.protocol.Snapshot#types",
+          "private, built by the constructor, never written after"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#resources",
+          "an unmodifiable view of a map built by the constructor and never written after"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#byName",
+          "private, built by the constructor, never written after"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#byAlias",
+          "private, built by the constructor, never written after"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#versionMap",
+          "built lazily from the snapshot's own immutable contents: the same whoever asks first"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#anys",
+          "built lazily from the snapshot's own immutable contents: the same whoever asks first"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#wrapped",
+          "built lazily from the snapshot's own immutable contents: the same whoever asks first"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#wrappedNoTtl",
+          "built lazily from the snapshot's own immutable contents: the same whoever asks first"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#sotwWhole",
+          "built lazily from the snapshot's own immutable contents: the same whoever asks first"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#deltaWhole",
+          "built lazily from the snapshot's own immutable contents: the same whoever asks first"),
+      Map.entry("dev.meridian.internal.protocol.TypeSnapshot#deltaWholeNoTtl",
+          "built lazily from the snapshot's own immutable contents: the same whoever asks first"));
 
   /**
    * Values of these classes (or their subclasses) are immutable. Named, not referenced: not every

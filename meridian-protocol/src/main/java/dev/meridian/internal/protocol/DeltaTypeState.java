@@ -195,7 +195,7 @@ final class DeltaTypeState extends TypeState {
       b.setControlPlane(controlPlane);
     }
     if (diff.changesWhole(snapshot)) {
-      b.addAllResources(snapshot.wrapped(ttl)); // the whole type: one list for every client
+      b.mergeFrom(snapshot.deltaWhole(ttl)); // the whole type: one list for every client, not copied
     } else {
       for (XdsResource r : diff.changed()) {
         b.addResources(r.wrapped(ttl));

@@ -211,7 +211,7 @@ final class SotwTypeState extends TypeState {
       b.setControlPlane(controlPlane);
     }
     if (resources == snapshot.list() && !(wrap && hasTtl(resources))) {
-      b.addAllResources(snapshot.anys()); // the whole type: one list for every client
+      b.mergeFrom(snapshot.sotwWhole()); // the whole type: one list for every client, not copied
     } else {
       for (XdsResource r : resources) {
         b.addResources(r.sotwAny(wrap));

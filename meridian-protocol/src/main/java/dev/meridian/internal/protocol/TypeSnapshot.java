@@ -130,6 +130,40 @@ public final class TypeSnapshot {
     return a;
   }
 
+  private volatile io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse sotwWhole;
+  private volatile io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse deltaWhole;
+  private volatile io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse deltaWholeNoTtl;
+
+  /**
+   * A SotW response carrying only {@link #anys()}. A whole-type response merges it into its empty
+   * builder, and protobuf then shares the list instead of copying 10,000 references per client.
+   */
+  public io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse sotwWhole() {
+    io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse w = sotwWhole;
+    if (w == null) {
+      sotwWhole = w = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
+          .addAllResources(anys()).build();
+    }
+    return w;
+  }
+
+  /** As {@link #sotwWhole()}, for Delta: only {@link #wrapped(boolean)}. */
+  public io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse deltaWhole(
+      boolean withTtl) {
+    io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse w =
+        withTtl ? deltaWhole : deltaWholeNoTtl;
+    if (w == null) {
+      w = io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse.newBuilder()
+          .addAllResources(wrapped(withTtl)).build();
+      if (withTtl) {
+        deltaWhole = w;
+      } else {
+        deltaWholeNoTtl = w;
+      }
+    }
+    return w;
+  }
+
   /** Whether every one of {@code names} is a resource here. */
   public boolean hasAll(Set<String> names) {
     return names.size() <= byName.size() && byName.keySet().containsAll(names);

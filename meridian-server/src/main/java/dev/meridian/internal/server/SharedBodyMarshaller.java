@@ -70,6 +70,31 @@ final class SharedBodyMarshaller<M extends MessageLite> implements MethodDescrip
     return new Concat(withoutResources.apply(message).toByteArray(), body);
   }
 
+  /**
+   * The encoded size of {@code message}, as {@link #stream} writes it: for a whole type already
+   * encoded, its header's size plus the shared body's, without a walk over its resources (a
+   * message's own size is worked out per message: per client).
+   */
+  int serializedSize(M message) {
+    List<? extends MessageLite> list = resources.apply(message);
+    if (list.size() >= SHARE_FROM) {
+      int body = -1;
+      synchronized (entries) {
+        for (int i = entries.size() - 1; i >= 0; i--) {
+          Entry e = entries.get(i);
+          if (e.elements == list && e.body != null) {
+            body = e.body.length;
+            break;
+          }
+        }
+      }
+      if (body >= 0) {
+        return withoutResources.apply(message).getSerializedSize() + body;
+      }
+    }
+    return message.getSerializedSize();
+  }
+
   @Override
   public M parse(InputStream stream) {
     return plain.parse(stream);
@@ -92,7 +117,7 @@ final class SharedBodyMarshaller<M extends MessageLite> implements MethodDescrip
         }
       }
       if (seen == null) {
-        remember(new Entry(List.copyOf(list)));
+        remember(new Entry(list)); // a message's list: immutable
         return null;
       }
     }
@@ -152,6 +177,9 @@ final class SharedBodyMarshaller<M extends MessageLite> implements MethodDescrip
 
     /** The same objects in the same order (identity: immutable messages, shared by the core). */
     boolean sameElements(List<? extends MessageLite> other) {
+      if (other == elements) {
+        return true; // the core's one list, shared by every client's response (TypeSnapshot)
+      }
       int n = elements.size();
       if (other.size() != n || other.get(0) != elements.get(0) || other.get(n - 1) != elements.get(n - 1)) {
         return false;

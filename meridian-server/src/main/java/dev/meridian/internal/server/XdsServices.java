@@ -126,7 +126,7 @@ public final class XdsServices {
                     .withControlPlane(hub.controlPlane())
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock,
-                budget(maxRequestRate))));
+                budget(maxRequestRate), marshallers.sotw()::serializedSize)));
       } else if (method.startsWith("Delta")) {
         b.addMethod((MethodDescriptor<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) m,
             ServerCalls.asyncBidiStreamingCall(responses -> new StreamHandler<>(hub,
@@ -136,7 +136,7 @@ public final class XdsServices {
                     .withControlPlane(hub.controlPlane())
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock,
-                budget(maxRequestRate))));
+                budget(maxRequestRate), marshallers.delta()::serializedSize)));
       } else {
         b.addMethod((MethodDescriptor<Object, Object>) m, unimplemented(m));
       }
