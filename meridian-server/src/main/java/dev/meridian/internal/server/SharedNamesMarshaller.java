@@ -48,6 +48,10 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   private final MethodDescriptor.Marshaller<T> plain;
   private final Shape<T> shape;
   private final Cache<T> cache = new Cache<>();
+  /** Per thread (gRPC parses on its transport threads): the buffer large requests are read into. */
+  private final ThreadLocal<byte[]> scratch = new ThreadLocal<>();
+  /** Requests up to this size use the reused buffer; larger ones (rare) get their own array. */
+  static final int SCRATCH_MAX = 1 << 20;
 
   private SharedNamesMarshaller(MethodDescriptor.Marshaller<T> plain, Shape<T> shape) {
     this.plain = plain;
@@ -75,35 +79,58 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
 
   @Override
   public T parse(InputStream stream) {
-    byte[] bytes;
     try {
       if (stream instanceof io.grpc.KnownLength) {
-        bytes = new byte[stream.available()];
-        int n = 0;
-        while (n < bytes.length) {
-          int r = stream.read(bytes, n, bytes.length - n);
-          if (r < 0) {
-            throw new IOException("the request ended after " + n + " of " + bytes.length + " bytes");
+        int length = stream.available();
+        if (length >= SHARE_FROM && length <= SCRATCH_MAX) {
+          // A large request (a SotW ACK repeating 10,000 names is ~200 KB) is read into this
+          // thread's reused buffer: nothing of it outlives the parse, and a fresh 200 KB array
+          // per ACK cost its zeroing and, on a new heap, its page faults.
+          byte[] scratch = this.scratch.get();
+          if (scratch == null || scratch.length < length) {
+            scratch = new byte[Math.max(length, Math.min(SCRATCH_MAX, 2 * length))];
+            this.scratch.set(scratch);
           }
-          n += r;
+          readFully(stream, scratch, length);
+          return parseSharing(scratch, length);
         }
-      } else {
-        bytes = stream.readAllBytes();
+        byte[] bytes = new byte[length];
+        readFully(stream, bytes, length);
+        return parse(bytes, length);
       }
-    } catch (IOException e) {
-      throw Status.INTERNAL.withDescription("reading a request").withCause(e).asRuntimeException();
-    }
-    try {
-      return bytes.length < SHARE_FROM ? shape.parser().parseFrom(bytes) : parseSharing(bytes);
+      byte[] bytes = stream.readAllBytes();
+      return parse(bytes, bytes.length);
     } catch (InvalidProtocolBufferException e) {
       throw Status.INTERNAL.withDescription("invalid protobuf byte sequence").withCause(e)
           .asRuntimeException();
+    } catch (IOException e) {
+      throw Status.INTERNAL.withDescription("reading a request").withCause(e).asRuntimeException();
     }
   }
 
-  T parseSharing(byte[] bytes) throws InvalidProtocolBufferException {
-    // Find the run of name entries; serializers write fields in number order, so it is one run.
-    CodedInputStream in = CodedInputStream.newInstance(bytes);
+  private T parse(byte[] bytes, int length) throws InvalidProtocolBufferException {
+    return length < SHARE_FROM ? shape.parser().parseFrom(bytes, 0, length)
+        : parseSharing(bytes, length);
+  }
+
+  private static void readFully(InputStream stream, byte[] into, int length) throws IOException {
+    int n = 0;
+    while (n < length) {
+      int r = stream.read(into, n, length - n);
+      if (r < 0) {
+        throw new IOException("the request ended after " + n + " of " + length + " bytes");
+      }
+      n += r;
+    }
+  }
+
+  /**
+   * Parses {@code bytes[0, length)}; the result keeps no reference to {@code bytes} (a thread's
+   * reused buffer): protobuf copies what it parses, and cached names are copied out first.
+   */
+  T parseSharing(byte[] bytes, int length) throws InvalidProtocolBufferException {
+    // Find the run of names fields; every other field is parsed as usual.
+    CodedInputStream in = CodedInputStream.newInstance(bytes, 0, length);
     int from = -1;
     int to = -1;
     try {
@@ -115,7 +142,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         }
         if (WireFormat.getTagFieldNumber(tag) == shape.namesField()) {
           if (from >= 0 && to != start) {
-            return shape.parser().parseFrom(bytes); // two runs: rare, take the plain path
+            return shape.parser().parseFrom(bytes, 0, length); // two runs: rare, the plain path
           }
           if (from < 0) {
             from = start;
@@ -131,13 +158,13 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
           : new InvalidProtocolBufferException(e);
     }
     if (from < 0 || to - from < SHARE_FROM) {
-      return shape.parser().parseFrom(bytes);
+      return shape.parser().parseFrom(bytes, 0, length);
     }
-    byte[] rest = new byte[bytes.length - (to - from)];
+    byte[] rest = new byte[length - (to - from)];
     System.arraycopy(bytes, 0, rest, 0, from);
-    System.arraycopy(bytes, to, rest, from, bytes.length - to);
-    // A builder merged from a message adopts its immutable names list rather than copying it,
-    // so each request costs its other fields, not its 10,000 names.
+    System.arraycopy(bytes, to, rest, from, length - to);
+    // The rest (node, version, nonce, ...) merged into the cached names-only message: the builder
+    // adopts its names list, so no per-request copy of 10,000 names.
     @SuppressWarnings("unchecked")
     T request = (T) names(bytes, from, to).toBuilder().mergeFrom(rest).build();
     return request;
