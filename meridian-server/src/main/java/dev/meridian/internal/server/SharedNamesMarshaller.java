@@ -47,7 +47,9 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
 
   private final MethodDescriptor.Marshaller<T> plain;
   private final Shape<T> shape;
-  private final Cache<T> cache = new Cache<>();
+  private final Cache<Hit<T>> cache = new Cache<>();
+  /** The list last looked up (any thread's: a hint, checked by content before use). */
+  private volatile Hit<T> last;
   /** Per thread (gRPC parses on its transport threads): the buffer large requests are read into. */
   private final ThreadLocal<byte[]> scratch = new ThreadLocal<>();
   /** Requests up to this size use the reused buffer; larger ones (rare) get their own array. */
@@ -130,28 +132,33 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
    */
   T parseSharing(byte[] bytes, int length) throws InvalidProtocolBufferException {
     // Find the run of names fields; every other field is parsed as usual.
-    CodedInputStream in = CodedInputStream.newInstance(bytes, 0, length);
+    int namesTag = shape.namesField() << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
     int from = -1;
     int to = -1;
+    int pos = 0;
     try {
-      while (true) {
-        int start = in.getTotalBytesRead();
+      while (pos < length) {
+        CodedInputStream in = CodedInputStream.newInstance(bytes, pos, length - pos);
         int tag = in.readTag();
         if (tag == 0) {
           break;
         }
-        if (WireFormat.getTagFieldNumber(tag) == shape.namesField()) {
-          if (from >= 0 && to != start) {
-            return shape.parser().parseFrom(bytes, 0, length); // two runs: rare, the plain path
-          }
-          if (from < 0) {
-            from = start;
-          }
+        if (WireFormat.getTagFieldNumber(tag) != shape.namesField()) {
           in.skipField(tag);
-          to = in.getTotalBytesRead();
-        } else {
-          in.skipField(tag);
+          pos += in.getTotalBytesRead();
+          continue;
         }
+        if (from >= 0 && to != pos) {
+          return shape.parser().parseFrom(bytes, 0, length); // two runs: rare, the plain path
+        }
+        if (from < 0) {
+          from = pos;
+        }
+        int end = skipNames(bytes, pos, length, namesTag);
+        if (end < 0) {
+          return shape.parser().parseFrom(bytes, 0, length); // malformed: protobuf says how
+        }
+        pos = to = end;
       }
     } catch (IOException e) {
       throw e instanceof InvalidProtocolBufferException ipbe ? ipbe
@@ -172,20 +179,61 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
 
   /** A message holding only the names in {@code bytes[from, to)}, shared by equal byte runs. */
   private T names(byte[] bytes, int from, int to) throws InvalidProtocolBufferException {
+    // The usual case, 1,000 clients ACKing with the same list: the last list looked up matches,
+    // and comparing the bytes costs less than hashing them.
+    Hit<T> last = this.last;
+    if (last != null && last.key.sameBytes(bytes, from, to)) {
+      return last.names;
+    }
     Key probe = new Key(bytes, from, to);
     synchronized (cache) {
-      T hit = cache.get(probe);
+      Hit<T> hit = cache.get(probe);
       if (hit != null) {
-        return hit;
+        this.last = hit;
+        return hit.names();
       }
     }
     byte[] own = Arrays.copyOfRange(bytes, from, to);
-    T names = shape.parser().parseFrom(own);
+    Hit<T> made = new Hit<>(new Key(own, 0, own.length), shape.parser().parseFrom(own));
     synchronized (cache) {
-      cache.put(new Key(own, 0, own.length), names);
+      cache.put(made.key(), made);
     }
-    return names;
+    this.last = made;
+    return made.names();
   }
+
+  /**
+   * The end of the run of names fields that starts at {@code pos} (each a one-byte tag, a varint
+   * length and the name), or -1 if a length runs past {@code length}. Stops at the first other
+   * byte: whatever follows is read as a field again.
+   */
+  static int skipNames(byte[] bytes, int pos, int length, int namesTag) {
+    if (namesTag > 0x7f) {
+      return -1; // not a one-byte tag (not used: field 3)
+    }
+    while (pos < length && bytes[pos] == namesTag) {
+      pos++;
+      int size = 0;
+      for (int shift = 0; ; shift += 7) {
+        if (pos >= length || shift > 28) {
+          return -1;
+        }
+        byte b = bytes[pos++];
+        size |= (b & 0x7f) << shift;
+        if (b >= 0) {
+          break;
+        }
+      }
+      if (size < 0 || size > length - pos) {
+        return -1;
+      }
+      pos += size;
+    }
+    return pos;
+  }
+
+  /** A list last looked up, and its message. */
+  private record Hit<T>(Key key, T names) {}
 
   /** Recently seen encoded name lists, least recently used first out; bounded in count and bytes. */
   private static final class Cache<T> extends LinkedHashMap<Key, T> {
@@ -240,6 +288,11 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         h = (h ^ b[i]) * 0x9E3779B97F4A7C15L;
       }
       return (int) (h ^ (h >>> 32));
+    }
+
+    boolean sameBytes(byte[] other, int otherFrom, int otherTo) {
+      return to - from == otherTo - otherFrom
+          && Arrays.equals(bytes, from, to, other, otherFrom, otherTo);
     }
 
     @Override

@@ -141,4 +141,61 @@ class SharedNamesMarshallerTest {
     DeltaDiscoveryRequest small = subscribe("n", List.of("x"));
     assertThat(delta.parse(new ByteArrayInputStream(small.toByteArray()))).isEqualTo(small);
   }
+
+  /** As gRPC hands a message over: a stream that knows its length (the reused-buffer path). */
+  static java.io.InputStream known(byte[] bytes) {
+    class Known extends ByteArrayInputStream implements io.grpc.KnownLength {
+      Known() {
+        super(bytes);
+      }
+    }
+    return new Known();
+  }
+
+  @Test
+  void aRequestReadIntoTheReusedBufferKeepsNothingOfTheNextOne() {
+    DiscoveryRequest a = ack("node-a", "1", names(1000, "cluster-"));
+    DiscoveryRequest b = ack("node-b", "2", names(600, "other-name-"));
+    DiscoveryRequest parsedA = marshaller.parse(known(a.toByteArray()));
+    DiscoveryRequest parsedB = marshaller.parse(known(b.toByteArray())); // overwrites the buffer
+    DiscoveryRequest small = ack("n", "3", List.of("x"));
+    assertThat(marshaller.parse(known(small.toByteArray()))).isEqualTo(small);
+    assertThat(parsedA).isEqualTo(a);
+    assertThat(parsedB).isEqualTo(b);
+    DiscoveryRequest again = marshaller.parse(known(ack("node-c", "4", a.getResourceNamesList())
+        .toByteArray()));
+    assertThat(again.getResourceNamesList()).isSameAs(parsedA.getResourceNamesList());
+    assertThat(again.getNode().getId()).isEqualTo("node-c");
+  }
+
+  @Test
+  void namesLongerThanOneLengthByteAndTruncatedOnesParseAsProtobufSays() {
+    String longPrefix = "xdstp://authority.example/envoy.config.cluster.v3.Cluster/" + "p".repeat(150) + "/";
+    DiscoveryRequest r = ack("n", "1", names(100, longPrefix)); // each name's length: two bytes
+    assertThat(marshaller.parse(known(r.toByteArray()))).isEqualTo(r);
+    byte[] bytes = r.toByteArray();
+    for (int cut : new int[] {bytes.length - 1, bytes.length / 2, bytes.length / 3 + 1}) {
+      byte[] truncated = java.util.Arrays.copyOf(bytes, cut);
+      assertThatThrownBy(() -> marshaller.parse(known(truncated)))
+          .isInstanceOfSatisfying(StatusRuntimeException.class,
+              e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL));
+    }
+  }
+
+  @Test
+  void theNamesRunIsFoundWhereverItStandsAmongTheOtherFields() throws Exception {
+    // Field order is free on the wire: names first, then node and nonce.
+    DiscoveryRequest r = ack("n", "9", names(1000, "cluster-"));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CodedOutputStream o = CodedOutputStream.newInstance(out);
+    for (String n : r.getResourceNamesList()) {
+      o.writeString(DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, n);
+    }
+    o.writeMessage(DiscoveryRequest.NODE_FIELD_NUMBER, r.getNode());
+    o.writeString(DiscoveryRequest.RESPONSE_NONCE_FIELD_NUMBER, "9");
+    o.writeString(DiscoveryRequest.VERSION_INFO_FIELD_NUMBER, "v1");
+    o.writeString(DiscoveryRequest.TYPE_URL_FIELD_NUMBER, r.getTypeUrl());
+    o.flush();
+    assertThat(marshaller.parse(known(out.toByteArray()))).isEqualTo(r);
+  }
 }
