@@ -694,8 +694,9 @@ public final class LoadGenerator {
    */
   static NettyChannelBuilder channelBuilder(BenchTls tls, int port, EventLoopGroup group,
       Class<? extends Channel> channelType, int window) {
-    NettyChannelBuilder b = tls == null ? NettyChannelBuilder.forAddress("127.0.0.1", port)
-        .usePlaintext()
+    // An address, not a host name: no name resolution (and its executor hop) per connection.
+    NettyChannelBuilder b = tls == null
+        ? NettyChannelBuilder.forAddress(new InetSocketAddress("127.0.0.1", port)).usePlaintext()
         : NettyChannelBuilder.forAddress(new InetSocketAddress("127.0.0.1", port),
             tls.clientCredentials).overrideAuthority(BenchTls.AUTHORITY);
     return b.eventLoopGroup(group).channelType(channelType).directExecutor()

@@ -277,6 +277,7 @@ public final class ReplicaBench {
         Thread.sleep(50);
       }
       settle(clients);
+      Cpu failoverCpu = cpu(); // before the checks below: /clients of 1,500 streams is not cheap
       long resent = clients.stream().mapToLong(ReplicaClient::resources).sum();
       long responsesAfter = 0;
       int inSync = 0;
@@ -292,7 +293,7 @@ public final class ReplicaBench {
       rows.add(row("failover (kill -9 of 1 replica)", moved, moved, t0, null, resent,
           moved.size() + " clients moved; " + fleetFigure + "; survivors sent "
               + (responsesAfter - responsesBefore) + " responses; /clients in_sync " + inSync + "/"
-              + moved.size(), cpu, Double.NaN));
+              + moved.size(), cpu, Double.NaN, failoverCpu));
 
       // 4. apply of --big-clusters clusters: every surviving replica serving it
       for (ReplicaClient c : clients) {
@@ -389,6 +390,12 @@ public final class ReplicaBench {
 
   private Row row(String event, List<ReplicaClient> all, List<ReplicaClient> measured, long t0,
       Apply apply, long resent, String note, Cpu before, double applyCpu) {
+    return row(event, all, measured, t0, apply, resent, note, before, applyCpu, null);
+  }
+
+  /** {@code after}: the CPU reading that ends the event (null: now). */
+  private Row row(String event, List<ReplicaClient> all, List<ReplicaClient> measured, long t0,
+      Apply apply, long resent, String note, Cpu before, double applyCpu, Cpu after) {
     double[] lat = measured.stream().mapToDouble(ReplicaClient::latencyMillis)
         .filter(d -> !Double.isNaN(d)).toArray();
     Stats s = new Stats(lat);
@@ -402,7 +409,9 @@ public final class ReplicaBench {
     if (mismatches > 0) {
       note = note + (note.isEmpty() ? "" : "; ") + mismatches + " unexpected resources";
     }
-    Cpu after = cpu();
+    if (after == null) {
+      after = cpu();
+    }
     Row row = new Row(event, measured.size(), lat.length, s, fromCommit, resent, note,
         after.replicas() - before.replicas(), after.etcd() - before.etcd(),
         applyCpu, after.generator() - before.generator());
