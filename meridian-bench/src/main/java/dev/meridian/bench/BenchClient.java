@@ -142,6 +142,7 @@ final class BenchClient {
   private StreamObserver<DeltaDiscoveryRequest> deltaOut;
   private boolean edsSubscribed;
   private String edsVersion = "";
+  private boolean warming;
   private String edsNonce = "";
   private volatile Throwable error;
 
@@ -248,10 +249,12 @@ final class BenchClient {
       } else if (r.count > 0) {
         // Like Envoy: updated clusters warm and (re)subscribe their endpoints, which repeats the
         // EDS request with the last accepted version and nonce.
+        warming = true;
         sotw.onNext(shared.sotwEds.toBuilder().setVersionInfo(edsVersion)
             .setResponseNonce(edsNonce).build());
       }
     } else {
+      warming = false;
       // A SotW ACK repeats the whole subscription.
       edsVersion = r.version;
       edsNonce = r.nonce;
@@ -388,6 +391,14 @@ final class BenchClient {
 
   synchronized long bytes() {
     return bytes;
+  }
+
+  /**
+   * SotW: whether the client re-requested its endpoints after a cluster update (Envoy's warming)
+   * and has had no endpoint response since. An event is not over while any client is warming.
+   */
+  synchronized boolean warming() {
+    return warming;
   }
 
   synchronized long responses() {

@@ -823,7 +823,9 @@ public final class LoadGenerator {
       }
       Thread.sleep(50);
     }
-    // Settle: count the bytes that follow the goal (e.g. resends) until the fleet is quiet.
+    // Settle: count the bytes that follow the goal (e.g. resends) until the fleet is quiet and no
+    // client still waits for the endpoints its updated clusters re-requested (SotW warming): they
+    // can follow the clusters by more than the quiet time, and must not land in the next event.
     long settleMs = intOpt("settle-ms");
     long quietSince = System.currentTimeMillis();
     long lastResponses = -1;
@@ -837,10 +839,16 @@ public final class LoadGenerator {
       if (responses != lastResponses) {
         lastResponses = responses;
         quietSince = System.currentTimeMillis();
-      } else if (System.currentTimeMillis() - quietSince >= settleMs) {
+      } else if (System.currentTimeMillis() - quietSince >= settleMs
+          && clients.stream().noneMatch(BenchClient::warming)) {
         break;
       }
       Thread.sleep(50);
+    }
+    long warming = clients.stream().filter(BenchClient::warming).count();
+    if (warming > 0) {
+      log("  %d clients still wait for the endpoints they re-requested after a cluster update",
+          warming);
     }
     double cpu = ProcStats.cpuSeconds(pid) - before.cpu();
     double selfCpu = ProcStats.cpuSeconds(self) - before.selfCpu();
