@@ -81,4 +81,33 @@ class SubscriptionTest {
     // The same list as the earlier request now re-adds cluster-5.
     assertThat(s.replace(names(100)).added()).containsExactly("cluster-5");
   }
+
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void aGlobAmongALargeListIsFoundAndForgottenWithIt(Sharings sharing) {
+    // TP1 "Glob": a collection named among many names (the walk is shared by clients sending the
+    // same list; the answer must follow each stream's own changes).
+    String glob = "xdstp://a.example/envoy.config.endpoint.v3.LbEndpoint/c/*";
+    Sharing shared = sharing.create();
+    List<String> withGlob = new ArrayList<>(names(100));
+    withGlob.add(glob);
+    Subscription delta = new Subscription(shared);
+    delta.update(withGlob, List.of());
+    assertThat(delta.globs()).containsExactly(glob);
+    Subscription other = new Subscription(shared);
+    other.update(names(100), List.of());
+    assertThat(other.hasGlobs()).isFalse();
+    delta.update(List.of(), List.of(glob));
+    assertThat(delta.hasGlobs()).isFalse();
+    delta.update(List.of(glob), List.of());
+    assertThat(delta.globs()).containsExactly(glob);
+
+    Subscription sotw = new Subscription(shared);
+    sotw.replace(withGlob);
+    assertThat(sotw.globs()).containsExactly(glob);
+    assertThat(sotw.replace(withGlob).isEmpty()).isTrue(); // the ACK
+    assertThat(sotw.globs()).containsExactly(glob);
+    sotw.replace(names(100));
+    assertThat(sotw.hasGlobs()).isFalse();
+  }
 }
