@@ -155,8 +155,10 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
           from = pos;
         }
         int end = skipNames(bytes, pos, length, namesTag);
-        if (end < 0) {
-          return shape.parser().parseFrom(bytes, 0, length); // malformed: protobuf says how
+        if (end <= pos) {
+          // Malformed, or a tag spelled in more bytes than it needs: protobuf reads it (or says
+          // what is wrong).
+          return shape.parser().parseFrom(bytes, 0, length);
         }
         pos = to = end;
       }

@@ -198,4 +198,25 @@ class SharedNamesMarshallerTest {
     o.flush();
     assertThat(marshaller.parse(known(out.toByteArray()))).isEqualTo(r);
   }
+
+  @Test
+  void aNamesTagSpelledInTwoBytesIsReadAsProtobufReadsIt() throws Exception {
+    // A varint may carry needless continuation bytes: 0x9A 0x00 is tag 26 (field 3, length-
+    // delimited), as 0x1A is. The fast skip does not know that spelling; protobuf does.
+    DiscoveryRequest r = ack("n", "1", names(1000, "cluster-"));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    CodedOutputStream o = CodedOutputStream.newInstance(out);
+    o.writeMessage(DiscoveryRequest.NODE_FIELD_NUMBER, r.getNode());
+    for (String n : r.getResourceNamesList()) {
+      o.writeRawByte((byte) 0x9A);
+      o.writeRawByte((byte) 0x00);
+      o.writeStringNoTag(n);
+    }
+    o.writeString(DiscoveryRequest.RESPONSE_NONCE_FIELD_NUMBER, "1");
+    o.writeString(DiscoveryRequest.VERSION_INFO_FIELD_NUMBER, "v1");
+    o.writeString(DiscoveryRequest.TYPE_URL_FIELD_NUMBER, r.getTypeUrl());
+    o.flush();
+    assertThat(marshaller.parse(known(out.toByteArray()))).isEqualTo(r);
+    assertThat(marshaller.parse(new ByteArrayInputStream(out.toByteArray()))).isEqualTo(r);
+  }
 }
