@@ -2,13 +2,13 @@ package dev.meridian.client;
 
 import static dev.meridian.client.TestResources.edsCluster;
 import static dev.meridian.client.TestResources.wrapped;
+import static dev.meridian.client.XdsClientDeltaTest.delta;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.rpc.Code;
 import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
-import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import io.envoyproxy.envoy.service.discovery.v3.ResourceError;
 import io.envoyproxy.envoy.service.discovery.v3.ResourceName;
@@ -46,13 +46,6 @@ class GlobWatchScriptedTest {
 
   private static Resource member(String id, String version) {
     return wrapped(MINE + id, edsCluster(MINE + id), version, 0);
-  }
-
-  private static DeltaDiscoveryResponse delta(String nonce, List<Resource> resources,
-      String... removed) {
-    return DeltaDiscoveryResponse.newBuilder().setTypeUrl(ResourceType.CLUSTER.typeUrl())
-        .setNonce(nonce).setSystemVersionInfo("sys-" + nonce).addAllResources(resources)
-        .addAllRemovedResources(List.of(removed)).build();
   }
 
   // Spec "Incremental xDS" (reconnect): initial_resource_versions lists what the client holds,

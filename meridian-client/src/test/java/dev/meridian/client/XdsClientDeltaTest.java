@@ -35,7 +35,7 @@ class XdsClientDeltaTest {
     return transport.lastDelta();
   }
 
-  private static DeltaDiscoveryResponse delta(String nonce, List<Resource> resources,
+  static DeltaDiscoveryResponse delta(String nonce, List<Resource> resources,
       String... removed) {
     return DeltaDiscoveryResponse.newBuilder().setTypeUrl(ResourceType.CLUSTER.typeUrl())
         .setNonce(nonce).setSystemVersionInfo("sys-" + nonce).addAllResources(resources)

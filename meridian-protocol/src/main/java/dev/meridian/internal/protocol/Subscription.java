@@ -30,9 +30,10 @@ public final class Subscription {
    * instead of 10,000 hash lookups.
    */
   private List<String> lastRequest;
-  /** The current names when they came from one large SotW request (for its fingerprint). */
-  private RequestNames largeRequest;
-  /** The large request whose set the current names are, if any (for its shared glob walk). */
+  /**
+   * The large request whose set the current names are, if any: clients sharing it share its
+   * fingerprint and glob walk. Only used while {@code namesOf.set == names}.
+   */
   private RequestNames namesOf;
   /** From this size a request's names go through {@link Sharing#request}. */
   private static final int LARGE = 64;
@@ -72,13 +73,11 @@ public final class Subscription {
       // Clients with the same large subscription may share its list, set and fingerprint.
       RequestNames in = sharing.request(requested);
       lastRequest = in.list;
-      largeRequest = in;
       namesOf = in;
       explicitWildcard = in.star;
       names = in.set;
     } else {
       lastRequest = null;
-      largeRequest = null;
       namesOf = null;
       explicitWildcard = requested.contains(WILDCARD);
       names = withoutWildcard(requested, sharing);
@@ -172,7 +171,6 @@ public final class Subscription {
         namesOf = in;
         explicitWildcard = in.star;
         lastRequest = null;
-        largeRequest = null;
         return change(wasWildcard, in.set, Set.of());
       }
     }
@@ -199,7 +197,6 @@ public final class Subscription {
       namesOf = null;
     }
     lastRequest = null;
-    largeRequest = null;
     return change(wasWildcard, added, removed);
   }
 
@@ -218,7 +215,7 @@ public final class Subscription {
   public String fingerprint() {
     String f = fingerprint;
     if (f == null) {
-      RequestNames in = largeRequest;
+      RequestNames in = namesOf != null && namesOf.set == names ? namesOf : null;
       fingerprint = f = in != null ? in.fingerprint(isWildcard()) : fingerprint(names, isWildcard());
     }
     return f;
