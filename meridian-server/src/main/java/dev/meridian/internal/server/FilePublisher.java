@@ -107,8 +107,7 @@ public final class FilePublisher {
           String name = p.getFileName().toString();
           if (!groups.contains(name) && !refused.contains(name)) {
             if (isOwnGroup(p)) {
-              removeGroup(p);
-              removed = true;
+              removed |= removeGroup(p);
             } else if (foreign.add(name)) {
               LOG.warn("{} is not a served group but holds files Meridian did not write: left as"
                   + " it is", p);
@@ -252,9 +251,7 @@ public final class FilePublisher {
       for (Path p : s.filter(FilePublisher::isRealDirectory).toList()) {
         String name = p.getFileName().toString();
         if (name.startsWith(".") && name.endsWith(REMOVING)) {
-          if (isEmpty(p) || isOwnGroup(p)) {
-            deleteGroupDirectory(p);
-          } else if (foreign.add(name)) {
+          if (!deleteOwnDirectory(p) && foreign.add(name)) {
             LOG.warn("{} holds files Meridian did not write: left as it is", p);
           }
         } else if (groups.contains(name)) {
@@ -294,29 +291,42 @@ public final class FilePublisher {
 
   /**
    * A group no longer served: renamed to a hidden name first (one atomic step, so its files vanish
-   * together, never some of them), then deleted.
+   * together, never some of them), then deleted. Returns whether it went: not while a directory of
+   * someone else's holds the hidden name.
    */
-  private static void removeGroup(Path groupDir) throws IOException {
+  private boolean removeGroup(Path groupDir) throws IOException {
     String name = groupDir.getFileName().toString();
     if (name.startsWith(".") && name.endsWith(REMOVING)) {
-      deleteGroupDirectory(groupDir); // one a killed publisher was removing
-      return;
+      return deleteOwnDirectory(groupDir); // one a killed publisher was removing
     }
     Path removing = groupDir.resolveSibling("." + name + REMOVING);
-    if (Files.exists(removing)) {
-      deleteGroupDirectory(removing);
+    if (Files.exists(removing, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+        && !deleteOwnDirectory(removing)) {
+      if (foreign.add(removing.getFileName().toString())) {
+        LOG.warn("{} is not served any more but stays: {} holds files Meridian did not write",
+            groupDir, removing);
+      }
+      return false;
     }
     Files.move(groupDir, removing, StandardCopyOption.ATOMIC_MOVE);
-    deleteGroupDirectory(removing);
+    return deleteOwnDirectory(removing);
   }
 
-  private static void deleteGroupDirectory(Path groupDir) throws IOException {
-    try (Stream<Path> s = Files.list(groupDir)) {
+  /**
+   * Deletes a directory that is empty or holds nothing but a publisher's files; anything else (a
+   * link, a file or directory of someone else's) is left untouched and false returned.
+   */
+  private static boolean deleteOwnDirectory(Path d) throws IOException {
+    if (!isRealDirectory(d) || !(isEmpty(d) || isOwnGroup(d))) {
+      return false;
+    }
+    try (Stream<Path> s = Files.list(d)) {
       for (Path p : s.toList()) {
         Files.deleteIfExists(p);
       }
     }
-    Files.deleteIfExists(groupDir);
+    Files.deleteIfExists(d);
+    return true;
   }
 
   /** fsync of a directory, so renames in it survive a power loss; where unsupported, skipped. */

@@ -81,6 +81,31 @@ class FilePublisherTest {
   }
 
   @Test
+  void aGroupStaysWhileSomeoneElsesDirectoryHoldsTheNameItWouldBeRemovedUnder() throws Exception {
+    // The hidden name a group is renamed to before it is deleted: never taken from someone else.
+    Path canary = Files.createDirectories(dir.resolve("canary"));
+    Files.writeString(canary.resolve("clusters.yaml"), "x");
+    Path hidden = Files.createDirectories(dir.resolve(".canary.removing"));
+    Path notes = Files.writeString(hidden.resolve("notes.txt"), "the user's");
+    Path deeper = Files.createDirectories(hidden.resolve("deeper"));
+
+    FilePublisher publisher = new FilePublisher(dir, FilePublisher.Format.YAML);
+    publisher.publish(ServedConfig.empty());
+    publisher.publish(ServedConfig.empty());
+
+    assertThat(notes).hasContent("the user's");
+    assertThat(deeper).isDirectory();
+    assertThat(canary.resolve("clusters.yaml")).exists(); // kept: it has nowhere to go
+    assertThat(dir.resolve("default").resolve("clusters.yaml")).exists(); // the rest is published
+
+    Files.delete(notes);
+    Files.delete(deeper);
+    publisher.publish(ServedConfig.empty()); // the name is free (an empty directory): it goes
+    assertThat(canary).doesNotExist();
+    assertThat(hidden).doesNotExist();
+  }
+
+  @Test
   void aGroupWhoseNameIsNoDirectoryNameIsNotPublishedAndNothingIsWrittenOutside() throws Exception {
     Path publishDir = Files.createDirectories(dir.resolve("publish"));
     List<ServedConfig.Group> groups = List.of("../escaped", "a/b", ".hidden", "ok").stream()
