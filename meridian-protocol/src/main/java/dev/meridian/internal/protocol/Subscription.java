@@ -121,15 +121,18 @@ public final class Subscription {
     if (last != null && last.size() == requested.size() && sameInOrder(last, requested)) {
       return true;
     }
-    int star = 0;
+    boolean star = false;
+    Set<String> distinct = new HashSet<>(); // a name may be repeated: count each once
     for (String n : requested) {
       if (n.equals(WILDCARD)) {
-        star = 1;
+        star = true;
       } else if (!names.contains(n)) {
         return false;
+      } else {
+        distinct.add(n);
       }
     }
-    return (star == 1) == explicitWildcard && requested.size() - star == names.size();
+    return star == explicitWildcard && distinct.size() == names.size();
   }
 
   private static boolean sameInOrder(List<String> last, List<String> requested) {

@@ -110,4 +110,18 @@ class SubscriptionTest {
     sotw.replace(names(100));
     assertThat(sotw.hasGlobs()).isFalse();
   }
+
+  @ParameterizedTest
+  @EnumSource(Sharings.class)
+  void aRepeatedNameDoesNotHideOneDropped(Sharings sharing) {
+    // Spec "How the client specifies what resources to return": each SotW request is the whole
+    // set; [a, a] after {a, b} drops b, though the two lists have the same length.
+    Subscription s = new Subscription(sharing.create());
+    s.replace(List.of("a", "b"));
+    Subscription.Change c = s.replace(List.of("a", "a"));
+    assertThat(c.removed()).containsExactly("b");
+    assertThat(s.names()).containsExactly("a");
+    assertThat(s.replace(List.of("a", "*", "*")).wildcardAdded()).isTrue();
+    assertThat(s.replace(List.of("*", "a")).isEmpty()).isTrue();
+  }
 }
