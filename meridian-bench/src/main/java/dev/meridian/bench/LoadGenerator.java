@@ -381,6 +381,9 @@ public final class LoadGenerator {
     if (!List.of("yaml", "json").contains(opts.get("config-format"))) {
       throw new IllegalArgumentException("--config-format yaml|json");
     }
+    if (!List.of("probe", "each").contains(opts.get("retry-mode"))) {
+      throw new IllegalArgumentException("--retry-mode probe|each");
+    }
     if (opts.get("tls").equals("true")) {
       // Made before any server starts; the generator's warm-up pass uses it too.
       tls = BenchTls.create(Path.of(opts.get("work-dir")).toAbsolutePath().resolve("tls"));
@@ -646,9 +649,6 @@ public final class LoadGenerator {
       }
       long retryMs = Math.max(1, intOpt("retry-ms"));
       String mode = opts.get("retry-mode");
-      if (!mode.equals("probe") && !mode.equals("each")) {
-        throw new IllegalArgumentException("--retry-mode probe|each, not " + mode);
-      }
       // 1,000 simulated clients retrying on their own cost this JVM about a core while the
       // server starts on the same machine; real clients retry on their own machines. So one
       // probe stands in for them until the port accepts (mode probe).
@@ -874,12 +874,12 @@ public final class LoadGenerator {
         lastResponses = responses;
         quietSince = System.currentTimeMillis();
       } else if (System.currentTimeMillis() - quietSince >= settleMs
-          && clients.stream().noneMatch(BenchClient::warming)) {
+          && clients.stream().noneMatch(c -> c.warming() && c.error() == null)) {
         break;
       }
       Thread.sleep(50);
     }
-    long warming = clients.stream().filter(BenchClient::warming).count();
+    long warming = clients.stream().filter(c -> c.warming() && c.error() == null).count();
     if (warming > 0) {
       log("  %d clients still wait for the endpoints they re-requested after a cluster update",
           warming);

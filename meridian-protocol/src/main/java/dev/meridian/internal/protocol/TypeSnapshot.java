@@ -92,23 +92,6 @@ public final class TypeSnapshot {
   }
 
   private volatile Map<String, String> versionMap;
-  private volatile List<com.google.protobuf.Any> anys;
-  private volatile List<io.envoyproxy.envoy.service.discovery.v3.Resource> wrapped;
-  private volatile List<io.envoyproxy.envoy.service.discovery.v3.Resource> wrappedNoTtl;
-
-  /** Every resource as Delta carries it, in name order, built once: a whole-type Delta response. */
-  public List<io.envoyproxy.envoy.service.discovery.v3.Resource> wrapped(boolean withTtl) {
-    List<io.envoyproxy.envoy.service.discovery.v3.Resource> w = withTtl ? wrapped : wrappedNoTtl;
-    if (w == null) {
-      w = resources.values().stream().map(r -> r.wrapped(withTtl)).toList();
-      if (withTtl) {
-        wrapped = w;
-      } else {
-        wrappedNoTtl = w;
-      }
-    }
-    return w;
-  }
 
   /** name → version of every resource, built once and shared by every client in sync with it. */
   public Map<String, String> versionMap() {
@@ -121,40 +104,33 @@ public final class TypeSnapshot {
     return m;
   }
 
-  /** Every resource's Any, in name order, built once: a full-state response's body. */
-  public List<com.google.protobuf.Any> anys() {
-    List<com.google.protobuf.Any> a = anys;
-    if (a == null) {
-      anys = a = resources.values().stream().map(XdsResource::any).toList();
-    }
-    return a;
-  }
-
   private volatile io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse sotwWhole;
   private volatile io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse deltaWhole;
   private volatile io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse deltaWholeNoTtl;
 
   /**
-   * A SotW response carrying only {@link #anys()}. A whole-type response merges it into its empty
-   * builder, and protobuf then shares the list instead of copying 10,000 references per client.
+   * A SotW response carrying only every resource's Any, in name order, built once. A whole-type
+   * response merges it into its empty builder, and protobuf then shares the list instead of
+   * copying 10,000 references per client.
    */
   public io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse sotwWhole() {
     io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse w = sotwWhole;
     if (w == null) {
       sotwWhole = w = io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse.newBuilder()
-          .addAllResources(anys()).build();
+          .addAllResources(resources.values().stream().map(XdsResource::any).toList()).build();
     }
     return w;
   }
 
-  /** As {@link #sotwWhole()}, for Delta: only {@link #wrapped(boolean)}. */
+  /** As {@link #sotwWhole()}, for Delta: every resource as Delta carries it (with TTLs or not). */
   public io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse deltaWhole(
       boolean withTtl) {
     io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse w =
         withTtl ? deltaWhole : deltaWholeNoTtl;
     if (w == null) {
       w = io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryResponse.newBuilder()
-          .addAllResources(wrapped(withTtl)).build();
+          .addAllResources(resources.values().stream().map(r -> r.wrapped(withTtl)).toList())
+          .build();
       if (withTtl) {
         deltaWhole = w;
       } else {

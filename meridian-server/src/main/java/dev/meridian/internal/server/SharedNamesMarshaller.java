@@ -116,13 +116,9 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   }
 
   private static void readFully(InputStream stream, byte[] into, int length) throws IOException {
-    int n = 0;
-    while (n < length) {
-      int r = stream.read(into, n, length - n);
-      if (r < 0) {
-        throw new IOException("the request ended after " + n + " of " + length + " bytes");
-      }
-      n += r;
+    int n = stream.readNBytes(into, 0, length);
+    if (n < length) {
+      throw new IOException("the request ended after " + n + " of " + length + " bytes");
     }
   }
 
@@ -139,10 +135,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     try {
       while (pos < length) {
         CodedInputStream in = CodedInputStream.newInstance(bytes, pos, length - pos);
-        int tag = in.readTag();
-        if (tag == 0) {
-          break;
-        }
+        int tag = in.readTag(); // not 0: pos < length, and a zero tag throws
         if (WireFormat.getTagFieldNumber(tag) != shape.namesField()) {
           in.skipField(tag);
           pos += in.getTotalBytesRead();
@@ -205,14 +198,11 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   }
 
   /**
-   * The end of the run of names fields that starts at {@code pos} (each a one-byte tag, a varint
-   * length and the name), or -1 if a length runs past {@code length}. Stops at the first other
-   * byte: whatever follows is read as a field again.
+   * The end of the run of names fields that starts at {@code pos} (each the one-byte tag of field
+   * 3, a varint length and the name), or -1 if a length runs past {@code length}. Stops at the
+   * first other byte: whatever follows is read as a field again.
    */
   static int skipNames(byte[] bytes, int pos, int length, int namesTag) {
-    if (namesTag > 0x7f) {
-      return -1; // not a one-byte tag (not used: field 3)
-    }
     while (pos < length && bytes[pos] == namesTag) {
       pos++;
       int size = 0;
@@ -304,8 +294,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Key k && k.hash == hash
-          && Arrays.equals(bytes, from, to, k.bytes, k.from, k.to);
+      return o instanceof Key k && k.hash == hash && sameBytes(k.bytes, k.from, k.to);
     }
   }
 }

@@ -58,12 +58,7 @@ final class StreamHandler<Q extends Message, R extends Message>
 
   StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
       SerialExecutor executor, String description, Clock clock) {
-    this(hub, stream, responses, executor, description, clock, null);
-  }
-
-  StreamHandler(DiscoveryHub hub, XdsStream<Q, ?> stream, StreamObserver<R> responses,
-      SerialExecutor executor, String description, Clock clock, RequestBudget budget) {
-    this(hub, stream, responses, executor, description, clock, budget,
+    this(hub, stream, responses, executor, description, clock, null,
         r -> ((com.google.protobuf.MessageLite) r).getSerializedSize());
   }
 
