@@ -102,15 +102,4 @@ public final class Leds {
 
   /** A problem of the locality {@code endpoints[locality]}. */
   public record Problem(int locality, String message) {}
-
-  /** The LEDS collections {@code cla} names, in locality order (for reference checks, tools). */
-  public static List<String> collections(ClusterLoadAssignment cla) {
-    List<String> out = new ArrayList<>();
-    for (LocalityLbEndpoints l : cla.getEndpointsList()) {
-      if (l.hasLedsClusterLocalityConfig()) {
-        out.add(l.getLedsClusterLocalityConfig().getLedsCollectionName());
-      }
-    }
-    return out;
-  }
 }
