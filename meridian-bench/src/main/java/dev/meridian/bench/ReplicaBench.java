@@ -39,7 +39,10 @@ import java.util.regex.Pattern;
  * Replicas on etcd (issue 21): one real etcd, N {@code meridian serve --config etcd://...}
  * processes, and a fleet of {@link ReplicaClient}s spread over them, all on this machine over
  * loopback. The config is YAML as users write it, written to etcd with {@code meridian apply} run
- * as a user runs it ({@code java -jar meridian.jar apply ...}). Events, in order:
+ * as a user runs it ({@code java -jar meridian.jar apply ...}). First the load generator
+ * rehearses the connect and the failover against throwaway replicas ({@code
+ * --generator-warmup-runs}: its own JIT, as {@link LoadGenerator}'s warm-up passes); the measured
+ * replicas start cold after. Events, in order:
  *
  * <ol>
  *   <li><b>connect</b>: every client holds every cluster and endpoint set;
@@ -95,6 +98,9 @@ public final class ReplicaBench {
           --server-jvm "FLAGS"    JVM flags of each replica (default "-Xmx2g -XX:+UseG1GC")
           --event-loop-threads N  client event loop threads (default 2)
           --timeout SECONDS       per event (default 120)
+          --generator-warmup-runs N  rehearsals of the connect and the failover, unrecorded,
+                                  each against two throwaway replicas, so that the measured
+                                  events do not pay this load generator's own JIT (default 2)
           --meridian-jar PATH     default meridian-cli/target/meridian.jar
           --work-dir PATH         configs, logs (default target/replica-bench)
           --out FILE              append the result rows (markdown) to FILE
@@ -113,6 +119,7 @@ public final class ReplicaBench {
     opts.put("server-jvm", "-Xmx2g -XX:+UseG1GC");
     opts.put("event-loop-threads", "2");
     opts.put("timeout", "120");
+    opts.put("generator-warmup-runs", "2");
     opts.put("meridian-jar", "meridian-cli/target/meridian.jar");
     opts.put("work-dir", "target/replica-bench");
     for (int i = 0; i < args.length; i++) {
@@ -128,6 +135,9 @@ public final class ReplicaBench {
     }
     if (!List.of("sotw", "delta").contains(opts.get("variant"))) {
       throw new IllegalArgumentException("--variant sotw|delta");
+    }
+    if (intOpt("generator-warmup-runs") < 0) {
+      throw new IllegalArgumentException("--generator-warmup-runs must be 0 or more");
     }
   }
 
@@ -189,6 +199,13 @@ public final class ReplicaBench {
       log("initial apply: revision %d in %s", first.revision(),
           LoadGenerator.ms((first.exitNanos() - first.startNanos()) / 1e6));
 
+      BenchClient.Shared shared = new BenchClient.Shared(clusters);
+      java.util.function.IntFunction<ManagedChannel> channels = port -> LoadGenerator
+          .channelBuilder(null, port, group, channelType, 256 * 1024 * 1024).build();
+      for (int i = 0; i < intOpt("generator-warmup-runs"); i++) {
+        rehearse(i, url, perReplica, delta, shared, channels, scheduler, timeoutMs);
+      }
+
       for (int i = 0; i < n; i++) {
         replicas.add(startReplica(i, url));
       }
@@ -199,9 +216,6 @@ public final class ReplicaBench {
           + r.xdsPort() + " admin :" + r.httpPort()).toList());
 
       List<Integer> ports = replicas.stream().map(Replica::xdsPort).toList();
-      BenchClient.Shared shared = new BenchClient.Shared(clusters);
-      java.util.function.IntFunction<ManagedChannel> channels = port -> LoadGenerator
-          .channelBuilder(null, port, group, channelType, 256 * 1024 * 1024).build();
       int total = n * perReplica;
       for (int i = 0; i < total; i++) {
         clients.add(new ReplicaClient(i, delta, shared, ports, i % n, channels, scheduler));
@@ -287,13 +301,21 @@ public final class ReplicaBench {
         responsesAfter += sum(get(r, "/metrics"), "meridian_responses_total{");
         inSync += inSync(get(r, "/clients"), movedIds);
       }
+      StringBuilder bySurvivor = new StringBuilder();
+      for (Replica r : survivors) {
+        Stats rs = new Stats(moved.stream().filter(c -> c.replica() == r.index())
+            .mapToDouble(ReplicaClient::latencyMillis).filter(d -> !Double.isNaN(d)).toArray());
+        bySurvivor.append(String.format(Locale.ROOT, "; to replica %d: %d, first %s, p50 %s, p99 %s",
+            r.index(), rs.count(), LoadGenerator.ms(rs.min()), LoadGenerator.ms(rs.percentile(50)),
+            LoadGenerator.ms(rs.percentile(99))));
+      }
       String fleetFigure = serverSideNanos < 0 ? "not all resume requests reached the survivors"
           : "every resume request received by a survivor after "
               + LoadGenerator.ms((serverSideNanos - t0) / 1e6);
       rows.add(row("failover (kill -9 of 1 replica)", moved, moved, t0, null, resent,
           moved.size() + " clients moved; " + fleetFigure + "; survivors sent "
               + (responsesAfter - responsesBefore) + " responses; /clients in_sync " + inSync + "/"
-              + moved.size(), cpu, Double.NaN, failoverCpu));
+              + moved.size() + bySurvivor, cpu, Double.NaN, failoverCpu));
 
       // 4. apply of --big-clusters clusters: every surviving replica serving it
       for (ReplicaClient c : clients) {
@@ -367,6 +389,61 @@ public final class ReplicaBench {
           StandardOpenOption.APPEND);
     }
     return rows;
+  }
+
+  /**
+   * The load generator's warm-up: {@code clients} clients connect to a throwaway replica, which is
+   * then killed, and resume on a second one; nothing is recorded and both replicas are gone before
+   * the measured ones start (cold). Without it the measured failover paid this JVM's first
+   * compilation of the move (a resume, a new channel and connection per client: 40 % of the load
+   * generator's CPU then, on the cores the survivors need), which a real fleet's clients each do
+   * on their own machine.
+   */
+  private void rehearse(int run, String url, int clients, boolean delta, BenchClient.Shared shared,
+      java.util.function.IntFunction<ManagedChannel> channels, ScheduledExecutorService scheduler,
+      long timeoutMs) throws Exception {
+    long start = System.nanoTime();
+    List<Replica> throwaway = new ArrayList<>();
+    List<ReplicaClient> rehearsal = new ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) {
+        throwaway.add(startReplica(100 + 2 * run + i, url));
+      }
+      for (Replica r : throwaway) {
+        awaitReady(r, 180_000);
+      }
+      List<Integer> ports = throwaway.stream().map(Replica::xdsPort).toList();
+      for (int i = 0; i < clients; i++) {
+        rehearsal.add(new ReplicaClient(i, delta, shared, ports, 0, channels, scheduler));
+      }
+      long t0 = System.nanoTime();
+      for (ReplicaClient c : rehearsal) {
+        c.arm(ReplicaClient.Goal.CONNECT, 0, 0, t0);
+        c.start();
+      }
+      await(rehearsal, timeoutMs, "rehearsal connect");
+      settle(rehearsal);
+      t0 = System.nanoTime();
+      for (ReplicaClient c : rehearsal) {
+        c.arm(ReplicaClient.Goal.FAILOVER, 0, 0, t0);
+      }
+      throwaway.get(0).process().destroyForcibly();
+      await(rehearsal, timeoutMs, "rehearsal failover");
+      settle(rehearsal);
+    } finally {
+      for (ReplicaClient c : rehearsal) {
+        c.close();
+      }
+      for (ReplicaClient c : rehearsal) {
+        c.awaitClosed(10_000);
+      }
+      for (Replica r : throwaway) {
+        r.process().destroyForcibly();
+        r.process().waitFor(15, TimeUnit.SECONDS);
+      }
+    }
+    log("load generator rehearsal %d: connect and failover of %d clients, unrecorded, in %s",
+        run + 1, clients, LoadGenerator.ms((System.nanoTime() - start) / 1e6));
   }
 
   /** CPU seconds so far of the replicas (alive ones), etcd and this process. */
