@@ -36,8 +36,9 @@ final class Emptying {
     }
     List<ResourceType> emptiedEverywhere = new ArrayList<>();
     for (ResourceType t : ResourceType.values()) {
-      TreeSet<String> names = namesOf(before, t);
-      if (!names.isEmpty() && namesOf(after, t).isEmpty()) {
+      // Names are gathered (and sorted) only for a type emptied: a reload costs what changed.
+      if (count(before, t) > 0 && count(after, t) == 0) {
+        TreeSet<String> names = namesOf(before, t);
         emptiedEverywhere.add(t);
         found.add(t.abbreviation() + ": all " + names.size() + " " + listed(names));
       }
@@ -79,11 +80,27 @@ final class Emptying {
     Set<Path> filled = new HashSet<>();
     for (Path f : contents.files()) {
       byte[] b = contents.bytes().get(f);
-      if (b == null || !new String(b, StandardCharsets.UTF_8).isBlank()) {
+      if (b == null || !blank(b)) {
         filled.add(f); // unreadable counts as content: its load fails and is reported
       }
     }
     return filled;
+  }
+
+  /**
+   * Whether the bytes are only white space ({@link String#isBlank} of their UTF-8 text). A config
+   * file's first bytes answer it: the file is not decoded (a copy of its size per reload).
+   */
+  static boolean blank(byte[] b) {
+    for (byte x : b) {
+      if (x < 0) {
+        return new String(b, StandardCharsets.UTF_8).isBlank(); // non-ASCII: Unicode's spaces
+      }
+      if (!Character.isWhitespace(x)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static boolean contains(ServedConfig c, String group) {
@@ -93,6 +110,14 @@ final class Emptying {
       }
     }
     return false;
+  }
+
+  private static int count(ServedConfig c, ResourceType t) {
+    int n = 0;
+    for (String g : c.groupNames()) {
+      n += c.snapshot(g).get(t).size();
+    }
+    return n;
   }
 
   private static TreeSet<String> namesOf(ServedConfig c, ResourceType t) {

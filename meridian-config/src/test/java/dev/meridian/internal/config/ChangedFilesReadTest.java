@@ -51,6 +51,55 @@ class ChangedFilesReadTest {
   }
 
   @Test
+  void aFileReadAgainWithinAClockTickThatDidNotChangeKeepsItsBytesAndDigest() throws Exception {
+    // Over 64 KiB: compared through more than one buffer.
+    Path a = write("a.yaml", YamlOutlineTest.fleet(400, -1), null); // just written: racy
+    ConfigLoader.Contents first = ConfigLoader.read(dir);
+    byte[] digest = first.digest();
+    ConfigLoader.Contents second = ConfigLoader.read(dir, first);
+    // The watcher reads every reload's file twice: the second read costs no new copy.
+    assertThat(second.bytes().get(a)).isSameAs(first.bytes().get(a));
+    assertThat(second.reads().get(a).digest()).isSameAs(first.reads().get(a).digest());
+    assertThat(second.digest()).isEqualTo(digest);
+    // ...and is still a read: one more changed byte of the same size is seen.
+    byte[] changed = first.bytes().get(a).clone();
+    changed[changed.length - 2] ^= 1;
+    Files.write(a, changed);
+    Files.setLastModifiedTime(a, FileTime.from(second.reads().get(a).stamp().modifiedNanos(),
+        java.util.concurrent.TimeUnit.NANOSECONDS)); // the same stamp, as within one tick
+    assertThat(ConfigLoader.read(dir, second).bytes().get(a)).isEqualTo(changed);
+  }
+
+  @Test
+  void sameBytesComparesEveryByteAndTheLength() throws Exception {
+    byte[] big = new byte[200_000];
+    new java.util.Random(7).nextBytes(big);
+    Path f = dir.resolve("f");
+    Files.write(f, big);
+    assertThat(ConfigLoader.sameBytes(f, big)).isTrue();
+    assertThat(ConfigLoader.sameBytes(f, java.util.Arrays.copyOf(big, big.length - 1))).isFalse();
+    assertThat(ConfigLoader.sameBytes(f, java.util.Arrays.copyOf(big, big.length + 1))).isFalse();
+    for (int at : new int[] {0, 65_535, 65_536, big.length - 1}) {
+      byte[] other = big.clone();
+      other[at] ^= 1;
+      assertThat(ConfigLoader.sameBytes(f, other)).as("byte %d", at).isFalse();
+    }
+    Files.write(f, new byte[0]);
+    assertThat(ConfigLoader.sameBytes(f, new byte[0])).isTrue();
+    assertThat(ConfigLoader.sameBytes(f, new byte[1])).isFalse();
+  }
+
+  @Test
+  void aFileIsBlankExactlyWhenItsTextIsBlank() {
+    for (String text : new String[] {"", " ", " \n\t\r\f\u000B", "\u001C\u001F", "\u3000\u2028 ",
+        "\u00A0", "  resources: []", "\n\n#", "\u3000x", "é", " \u0085"}) {
+      byte[] b = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(Emptying.blank(b)).as("%s", text.codePoints().boxed().toList())
+          .isEqualTo(text.isBlank());
+    }
+  }
+
+  @Test
   void aFileRenamedIntoPlaceIsReadAgainThoughSizeAndTimeAreTheSame() throws Exception {
     Path a = write("a.yaml", "resources: []\n", LONG_AGO);
     ConfigLoader.Contents first = ConfigLoader.read(dir);
