@@ -223,13 +223,7 @@ public final class ReplicaBench {
 
       // 1. connect
       Cpu cpu = cpu();
-      long t0 = System.nanoTime();
-      for (ReplicaClient c : clients) {
-        c.arm(ReplicaClient.Goal.CONNECT, 0, 0, t0);
-        c.start();
-      }
-      await(clients, timeoutMs, "connect");
-      settle(clients);
+      long t0 = connectAll(clients, timeoutMs, "connect");
       rows.add(row("connect", clients, clients, t0, null, -1, "", cpu, Double.NaN));
 
       // 2. one endpoint set changed by apply
@@ -416,14 +410,8 @@ public final class ReplicaBench {
       for (int i = 0; i < clients; i++) {
         rehearsal.add(new ReplicaClient(i, delta, shared, ports, 0, channels, scheduler));
       }
+      connectAll(rehearsal, timeoutMs, "rehearsal connect");
       long t0 = System.nanoTime();
-      for (ReplicaClient c : rehearsal) {
-        c.arm(ReplicaClient.Goal.CONNECT, 0, 0, t0);
-        c.start();
-      }
-      await(rehearsal, timeoutMs, "rehearsal connect");
-      settle(rehearsal);
-      t0 = System.nanoTime();
       for (ReplicaClient c : rehearsal) {
         c.arm(ReplicaClient.Goal.FAILOVER, 0, 0, t0);
       }
@@ -444,6 +432,19 @@ public final class ReplicaBench {
     }
     log("load generator rehearsal %d: connect and failover of %d clients, unrecorded, in %s",
         run + 1, clients, LoadGenerator.ms((System.nanoTime() - start) / 1e6));
+  }
+
+  /** Starts every client at once and waits until all hold everything; returns the start. */
+  private static long connectAll(List<ReplicaClient> clients, long timeoutMs, String event)
+      throws InterruptedException {
+    long t0 = System.nanoTime();
+    for (ReplicaClient c : clients) {
+      c.arm(ReplicaClient.Goal.CONNECT, 0, 0, t0);
+      c.start();
+    }
+    await(clients, timeoutMs, event);
+    settle(clients);
+    return t0;
   }
 
   /** CPU seconds so far of the replicas (alive ones), etcd and this process. */
