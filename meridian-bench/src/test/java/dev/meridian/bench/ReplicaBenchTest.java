@@ -14,8 +14,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The replica bench's whole code path with tiny numbers: a real etcd, three {@code meridian serve}
  * processes from the packaged meridian.jar, {@code meridian apply} run as a process, 3 × 5 SotW
- * clients of 10 clusters; connect, one endpoint changed by apply, kill -9 of a replica (its clients
- * resume on the others and are sent nothing), apply of 50 clusters served by every survivor.
+ * clients of 10 clusters; one rehearsal on throwaway replicas, then connect, one endpoint changed
+ * by apply, kill -9 of a replica (its clients resume on the others and are sent nothing), apply of
+ * 50 clusters served by every survivor.
  */
 class ReplicaBenchTest {
   @TempDir Path dir;
@@ -28,7 +29,8 @@ class ReplicaBenchTest {
     List<ReplicaBench.Row> rows = new ReplicaBench(new String[] {
         "--replicas", "3", "--clients", "5", "--clusters", "10", "--big-clusters", "50",
         "--server-jvm", "-Xmx256m -XX:TieredStopAtLevel=1", "--event-loop-threads", "1",
-        "--timeout", "30", "--meridian-jar", jar.toString(), "--work-dir", dir.toString()}).run();
+        "--timeout", "30", "--generator-warmup-runs", "1", "--meridian-jar", jar.toString(),
+        "--work-dir", dir.toString()}).run();
 
     assertThat(rows).extracting(ReplicaBench.Row::event).containsExactly("connect", "one-endpoint",
         "failover (kill -9 of 1 replica)", "apply of 50 clusters (--prune): replicas serving it");

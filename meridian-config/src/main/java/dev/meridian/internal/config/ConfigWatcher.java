@@ -216,8 +216,9 @@ public final class ConfigWatcher implements AutoCloseable {
         onError.accept(e);
         return IDLE;
       }
+      p.filled = Emptying.filled(p.contents);
       p.removes = Emptying.between(applied.config(), appliedFilled, p.loaded.config(),
-          p.contents);
+          p.contents, p.filled);
     }
     if (!p.removes.isEmpty() && stable < EMPTYING_NANOS) {
       // Keep re-reading meanwhile: a write that resumes replaces these bytes.
@@ -241,7 +242,7 @@ public final class ConfigWatcher implements AutoCloseable {
       return IDLE;
     }
     applied = p.loaded;
-    appliedFilled = Emptying.filled(p.contents);
+    appliedFilled = p.filled;
     appliedDigest = p.digest;
     reportedDigest = new byte[0]; // the same bad content again later is news again
     return IDLE;
@@ -262,6 +263,8 @@ public final class ConfigWatcher implements AutoCloseable {
     final byte[] digest;
     boolean inPlace;
     ConfigLoader.Loaded loaded;
+    /** With {@code loaded}: the files with content, and what the load would empty. */
+    Set<Path> filled;
     List<String> removes;
 
     private Pending(Stamp stamp, long since, ConfigLoader.Contents contents,

@@ -25,10 +25,11 @@ final class Emptying {
 
   /**
    * One line per emptied type or file, bounded; empty if {@code after} empties nothing.
-   * {@code filledBefore}: the config files that had content (see {@link #filled}).
+   * {@code filledBefore}, {@code filledAfter}: the config files with content (see {@link #filled})
+   * before and after; {@code afterFiles}: the files after.
    */
   static List<String> between(ServedConfig before, Set<Path> filledBefore, ServedConfig after,
-      ConfigLoader.Contents afterFiles) {
+      ConfigLoader.Contents afterFiles, Set<Path> filledAfter) {
     List<String> found = new ArrayList<>();
     int total = before.resourceCount();
     if (total > 0 && after.resourceCount() == 0) {
@@ -60,7 +61,6 @@ final class Emptying {
       }
     }
     // A file truncated and not yet written (render > file) empties it, whatever the others hold.
-    Set<Path> filledAfter = filled(afterFiles);
     for (Path f : new TreeSet<>(filledBefore)) {
       if (!filledAfter.contains(f)) {
         found.add("file " + f.getFileName() + ": "
