@@ -228,12 +228,16 @@ class BoundsTest {
     start(b -> b);
     RawXdsClient.Sotw other = subscribed(connection(), "other");
     Socket s = socket(f.server.xdsPort());
-    OutputStream out = s.getOutputStream();
-    out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-    out.write(frame(4, 0, new byte[0])); // SETTINGS
+    // All in one write: the server answers the flood with GOAWAY and closes, and a write after
+    // that close fails (broken pipe) before the GOAWAY can be read.
+    ByteArrayOutputStream flood = new ByteArrayOutputStream();
+    flood.writeBytes("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    flood.writeBytes(frame(4, 0, new byte[0])); // SETTINGS
     for (int i = 0; i < 10; i++) {
-      out.write(frame(6, 0, new byte[8])); // PING; 5 s apart is the most accepted
+      flood.writeBytes(frame(6, 0, new byte[8])); // PING; 5 s apart is the most accepted
     }
+    OutputStream out = s.getOutputStream();
+    out.write(flood.toByteArray());
     out.flush();
     // Read frames until the GOAWAY; its error code is bytes 4..7 of the payload.
     DataInputStream in = new DataInputStream(s.getInputStream());
