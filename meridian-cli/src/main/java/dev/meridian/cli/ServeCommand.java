@@ -163,6 +163,13 @@ final class ServeCommand implements Callable<Integer> {
           + "(413) (default ${DEFAULT-VALUE}, 16 MiB).")
   int maxRequestBytes;
 
+  @Option(names = "--max-resource-names", paramLabel = "N",
+      defaultValue = "" + Bounds.DEFAULT_MAX_RESOURCE_NAMES,
+      description = "Most resource names one xDS request may carry, and one stream may be "
+          + "subscribed to over every type; beyond, the stream ends RESOURCE_EXHAUSTED (REST-JSON: "
+          + "413) (default ${DEFAULT-VALUE}).")
+  int maxResourceNames;
+
   @Option(names = "--max-stream-resets", paramLabel = "N",
       defaultValue = "" + Bounds.DEFAULT_MAX_STREAM_RESETS,
       description = "RST_STREAM frames one connection may send in 10 seconds before it is "
@@ -232,7 +239,8 @@ final class ServeCommand implements Callable<Integer> {
   Bounds bounds() {
     try {
       return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-          maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+          maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls,
+          maxResourceNames);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -216,6 +216,16 @@ public final class Meridian implements AutoCloseable {
     }
 
     /**
+     * The most resource names one request may carry, and one stream may be subscribed to over
+     * every type; beyond, the stream ends RESOURCE_EXHAUSTED. Applies to {@link
+     * Meridian#xdsServices()} on any server. Default 100,000.
+     */
+    public Builder maxResourceNames(int max) {
+      this.bounds = bounds.withMaxResourceNames(max);
+      return this;
+    }
+
+    /**
      * For {@link Meridian#start}: the largest request message accepted; a larger one fails its
      * stream RESOURCE_EXHAUSTED. Default 16 MiB.
      */

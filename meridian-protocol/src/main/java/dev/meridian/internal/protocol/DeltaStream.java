@@ -34,6 +34,13 @@ public final class DeltaStream extends XdsStream<DeltaDiscoveryRequest, DeltaTyp
   }
 
   @Override
+  int namesIn(DeltaDiscoveryRequest request) {
+    return request.getResourceNamesSubscribeCount() + request.getResourceNamesUnsubscribeCount()
+        + request.getInitialResourceVersionsCount() + request.getResourceLocatorsSubscribeCount()
+        + request.getResourceLocatorsUnsubscribeCount();
+  }
+
+  @Override
   DeltaTypeState newState(ResourceType type) {
     return new DeltaTypeState(type, features(), clock, sharing);
   }

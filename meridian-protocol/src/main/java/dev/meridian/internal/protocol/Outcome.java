@@ -33,6 +33,8 @@ public sealed interface Outcome {
     INVALID_ARGUMENT,
     PERMISSION_DENIED,
     UNIMPLEMENTED,
-    INTERNAL
+    INTERNAL,
+    /** The client asks for more than the server allows (resource names per request or stream). */
+    RESOURCE_EXHAUSTED
   }
 }

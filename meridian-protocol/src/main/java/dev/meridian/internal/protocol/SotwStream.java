@@ -34,6 +34,11 @@ public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState>
   }
 
   @Override
+  int namesIn(DiscoveryRequest request) {
+    return request.getResourceNamesCount() + request.getResourceLocatorsCount();
+  }
+
+  @Override
   SotwTypeState newState(ResourceType type) {
     return new SotwTypeState(type, features(), clock, sharing);
   }

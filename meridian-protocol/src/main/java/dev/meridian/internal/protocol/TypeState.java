@@ -74,8 +74,11 @@ abstract class TypeState {
   java.util.function.Function<String, Status> absence;
   /** Per-resource errors said on this stream, name → error: each is said once, until it changes. */
   private final java.util.Map<String, Status> errorsSaid = new java.util.HashMap<>();
-  /** Per-resource errors for the next response, in the order found. */
-  private final List<ResourceError> errors = new java.util.ArrayList<>();
+  /**
+   * Per-resource errors not sent yet, in name order: the next responses carry them, at most
+   * {@link #MAX_ERRORS_PER_RESPONSE} each.
+   */
+  private final java.util.TreeMap<String, ResourceError> errors = new java.util.TreeMap<>();
 
   TypeState(ResourceType type, ClientFeatures features, Clock clock, Sharing sharing) {
     this.type = type;
@@ -89,7 +92,16 @@ abstract class TypeState {
   /** A NOT_FOUND per-resource error for {@code name}, saying {@code why}. */
   static Status notFound(ResourceType type, String name, String why) {
     return Status.newBuilder().setCode(NOT_FOUND)
-        .setMessage(type.abbreviation() + " resource '" + name + "' " + why).build();
+        .setMessage(type.abbreviation() + " resource '" + shown(name) + "' " + why).build();
+  }
+
+  /**
+   * A name as a message quotes it: the error's {@code resource_name} carries it whole, so a
+   * client-chosen name of megabytes is not repeated in full a second time.
+   */
+  static String shown(String name) {
+    return name.length() <= 200 ? name
+        : name.substring(0, 200) + "...(" + (name.length() - 200) + " more characters)";
   }
 
   /**
@@ -133,7 +145,7 @@ abstract class TypeState {
   final void absent(String name) {
     Status e = absence.apply(name);
     if (!e.equals(errorsSaid.put(name, e))) {
-      errors.add(ResourceError.newBuilder()
+      errors.put(name, ResourceError.newBuilder()
           .setResourceName(ResourceName.newBuilder().setName(name)).setErrorDetail(e).build());
     }
   }
@@ -150,6 +162,7 @@ abstract class TypeState {
   final void present(String name) {
     if (!errorsSaid.isEmpty()) {
       errorsSaid.remove(name);
+      errors.remove(name);
     }
   }
 
@@ -157,24 +170,50 @@ abstract class TypeState {
   final void presentAll(TypeSnapshot snapshot) {
     if (!errorsSaid.isEmpty()) {
       errorsSaid.keySet().removeIf(n -> snapshot.resolve(n) != null);
+      errors.keySet().removeIf(n -> snapshot.resolve(n) != null);
     }
   }
 
-  /** The per-resource errors found since the last response, in name order; clears them. */
+  /**
+   * The most per-resource errors one response carries, and the most bytes of names they may
+   * hold (at least one error is always said). A client that names 100,000 resources that do not
+   * exist is told of a hundred at a time, not sent 100,000 errors in one response.
+   */
+  static final int MAX_ERRORS_PER_RESPONSE = 100;
+  static final int MAX_ERROR_NAME_BYTES = 64 * 1024;
+
+  /**
+   * The per-resource errors for the next response: the first {@link #MAX_ERRORS_PER_RESPONSE}
+   * not yet sent, in name order, within {@link #MAX_ERROR_NAME_BYTES} of names. The rest wait for
+   * the responses that follow (see {@link #respondIfIdle}).
+   */
   final List<ResourceError> takeErrors() {
     if (errors.isEmpty()) {
       return List.of();
     }
-    List<ResourceError> out = new java.util.ArrayList<>(errors);
-    errors.clear();
-    out.sort(java.util.Comparator.comparing(r -> r.getResourceName().getName()));
+    List<ResourceError> out = new java.util.ArrayList<>(Math.min(errors.size(),
+        MAX_ERRORS_PER_RESPONSE));
+    long bytes = 0;
+    while (!errors.isEmpty() && out.size() < MAX_ERRORS_PER_RESPONSE) {
+      bytes += errors.firstKey().length();
+      if (!out.isEmpty() && bytes > MAX_ERROR_NAME_BYTES) {
+        break;
+      }
+      out.add(errors.pollFirstEntry().getValue());
+    }
     return out;
+  }
+
+  /** Whether per-resource errors wait to be said: a response is owed for them alone. */
+  final boolean errorsPending() {
+    return !errors.isEmpty();
   }
 
   /** The client no longer asks for these names: an error about one is said anew if it asks again. */
   final void unasked(java.util.Collection<String> names) {
     if (!errorsSaid.isEmpty() && !names.isEmpty()) {
       errorsSaid.keySet().removeAll(names);
+      errors.keySet().removeAll(names);
     }
   }
 
@@ -203,7 +242,8 @@ abstract class TypeState {
 
   /** DESIGN "Flow control": at most one un-ACKed response per type; meanwhile changes coalesce. */
   final void respondIfIdle(TypeSnapshot snapshot, Supplier<String> nonces, List<Outcome> out) {
-    if (!awaitingAck && (dirtyAll || !dirty.isEmpty() || owesResponse()) && gate.test(type)) {
+    if (!awaitingAck && (dirtyAll || !dirty.isEmpty() || owesResponse() || errorsPending())
+        && gate.test(type)) {
       respond(withLingering(snapshot), nonces, out);
     }
   }

@@ -54,6 +54,13 @@ final class TwinStream<Q extends Message> {
     return this;
   }
 
+  /** Both streams: the most resource names per request and per stream. */
+  TwinStream<Q> withMaxResourceNames(int max) {
+    stream.withMaxResourceNames(max);
+    plain.withMaxResourceNames(max);
+    return this;
+  }
+
   List<Outcome> onRequest(Q request, ServedConfig config) {
     return SameOutcomes.check(stream.onRequest(request, config), plain.onRequest(request, config));
   }

@@ -17,10 +17,12 @@ import java.time.Duration;
  * @param httpRequestTimeout time to send a request's headers (REST: and body); its response then
  *     has six times that to be written
  * @param maxRestLongPolls REST-JSON polls held at once; beyond, 503 with Retry-After
+ * @param maxResourceNames resource names one request may carry and one stream may be subscribed
+ *     to; beyond, RESOURCE_EXHAUSTED (REST-JSON: 413)
  */
 public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequestRate,
     int maxRequestBytes, int maxStreamResets, int httpThreads, int httpQueue,
-    Duration httpRequestTimeout, int maxRestLongPolls) {
+    Duration httpRequestTimeout, int maxRestLongPolls, int maxResourceNames) {
   public static final int DEFAULT_MAX_STREAMS = 100_000;
   public static final int DEFAULT_MAX_STREAMS_PER_CONNECTION = 1000;
   public static final int DEFAULT_MAX_REQUEST_RATE = 100;
@@ -30,13 +32,15 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
   public static final int DEFAULT_HTTP_QUEUE = 256;
   public static final Duration DEFAULT_HTTP_REQUEST_TIMEOUT = Duration.ofSeconds(10);
   public static final int DEFAULT_MAX_REST_LONG_POLLS = 50_000;
+  public static final int DEFAULT_MAX_RESOURCE_NAMES =
+      dev.meridian.internal.protocol.XdsStream.DEFAULT_MAX_RESOURCE_NAMES;
   /** The window {@link #maxStreamResets} counts over. */
   public static final int RESET_WINDOW_SECONDS = 10;
 
   public static final Bounds DEFAULT = new Bounds(DEFAULT_MAX_STREAMS,
       DEFAULT_MAX_STREAMS_PER_CONNECTION, DEFAULT_MAX_REQUEST_RATE, DEFAULT_MAX_REQUEST_BYTES,
       DEFAULT_MAX_STREAM_RESETS, DEFAULT_HTTP_THREADS, DEFAULT_HTTP_QUEUE,
-      DEFAULT_HTTP_REQUEST_TIMEOUT, DEFAULT_MAX_REST_LONG_POLLS);
+      DEFAULT_HTTP_REQUEST_TIMEOUT, DEFAULT_MAX_REST_LONG_POLLS, DEFAULT_MAX_RESOURCE_NAMES);
 
   public Bounds {
     positive("max streams", maxStreams);
@@ -54,6 +58,7 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
           + httpRequestTimeout);
     }
     positive("max REST long polls", maxRestLongPolls);
+    positive("max resource names", maxResourceNames);
   }
 
   private static void positive(String what, int v) {
@@ -64,36 +69,41 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
 
   public Bounds withMaxStreams(int v) {
     return new Bounds(v, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
   }
 
   public Bounds withMaxStreamsPerConnection(int v) {
     return new Bounds(maxStreams, v, maxRequestRate, maxRequestBytes, maxStreamResets,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
   }
 
   public Bounds withMaxRequestRate(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, v, maxRequestBytes, maxStreamResets,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
   }
 
   public Bounds withMaxRequestBytes(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, v, maxStreamResets,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
   }
 
   public Bounds withMaxStreamResets(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes, v,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
   }
 
   public Bounds withHttp(int threads, int queue, Duration requestTimeout) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-        maxStreamResets, threads, queue, requestTimeout, maxRestLongPolls);
+        maxStreamResets, threads, queue, requestTimeout, maxRestLongPolls, maxResourceNames);
+  }
+
+  public Bounds withMaxResourceNames(int v) {
+    return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, v);
   }
 
   public Bounds withMaxRestLongPolls(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, v);
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, v, maxResourceNames);
   }
 }

@@ -12,6 +12,7 @@ final class GrpcStatuses {
       case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
       case UNIMPLEMENTED -> Status.UNIMPLEMENTED;
       case INTERNAL -> Status.INTERNAL;
+      case RESOURCE_EXHAUSTED -> Status.RESOURCE_EXHAUSTED;
     };
     return s.withDescription(close.message());
   }

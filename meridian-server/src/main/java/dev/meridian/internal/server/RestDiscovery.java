@@ -62,6 +62,8 @@ final class RestDiscovery implements HttpHandler {
   private final int maxBody;
   /** Polls held at most at once ({@code --max-rest-long-polls}), and held now. */
   private final int maxHeld;
+  /** Resource names one poll may carry ({@code --max-resource-names}). */
+  private final int maxNames;
   private final java.util.concurrent.atomic.AtomicInteger held =
       new java.util.concurrent.atomic.AtomicInteger();
 
@@ -72,6 +74,7 @@ final class RestDiscovery implements HttpHandler {
     this.http = http;
     this.maxBody = bounds.maxRequestBytes();
     this.maxHeld = bounds.maxRestLongPolls();
+    this.maxNames = bounds.maxResourceNames();
     this.plaintextSecrets = plaintextSecrets;
     this.hub = hub;
     this.clock = clock;
@@ -139,6 +142,7 @@ final class RestDiscovery implements HttpHandler {
     SotwStream stream = SotwStream.perType(type, clock, hub.sharing());
     stream.withHeartbeats(heartbeats);
     stream.withControlPlane(hub.controlPlane());
+    stream.withMaxResourceNames(maxNames);
     // The same trust rules as gRPC: the identity of the verified client certificate (issue 20).
     stream.withIdentity(ex instanceof com.sun.net.httpserver.HttpsExchange https
         ? Identities.of(https.getSSLSession()) : null, plaintextSecrets);
@@ -209,7 +213,11 @@ final class RestDiscovery implements HttpHandler {
               .kv("peer", PeerAddress.format(ex.getRemoteAddress())).kv("reason", c.message())
               .toString());
         }
-        text(ex, denied ? 403 : 400, c.message() + "\n");
+        boolean tooMany = c.code() == Outcome.CloseCode.RESOURCE_EXHAUSTED;
+        if (tooMany) {
+          hub.metrics().boundRefused("max_resource_names");
+        }
+        text(ex, denied ? 403 : tooMany ? 413 : 400, c.message() + "\n");
         return true;
       }
     }

@@ -42,8 +42,24 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   private static final VarHandle LONGS =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-  /** How one request type is parsed, and which field holds its names. */
-  private record Shape<T>(int namesField, Parser<T> parser) {}
+  /**
+   * How one request type is parsed, which field holds its names, which fields each carry one
+   * resource name (counted against the bound), and the message that stands for a refused request.
+   */
+  private record Shape<T>(int namesField, Parser<T> parser, int[] counted, T refused) {}
+
+  /**
+   * Stands in for a request this marshaller refused (too many names, or not protobuf): the stream
+   * that receives it ends with {@link #refusal}'s status. A refusal is not thrown: grpc-java
+   * answers an exception from a marshaller UNKNOWN ("Application error processing RPC") and logs
+   * its stack trace, once per request.
+   */
+  private static final DiscoveryRequest REFUSED_SOTW =
+      DiscoveryRequest.newBuilder().setTypeUrl("meridian.internal/refused").build();
+  private static final DeltaDiscoveryRequest REFUSED_DELTA =
+      DeltaDiscoveryRequest.newBuilder().setTypeUrl("meridian.internal/refused").build();
+  /** Why the request just parsed on this thread was refused: gRPC hands it over on the same one. */
+  private static final ThreadLocal<Status> REFUSAL = new ThreadLocal<>();
 
   private final MethodDescriptor.Marshaller<T> plain;
   private final Shape<T> shape;
@@ -55,23 +71,54 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   /** Requests up to this size use the reused buffer; larger ones (rare) get their own array. */
   static final int SCRATCH_MAX = 1 << 20;
 
-  private SharedNamesMarshaller(MethodDescriptor.Marshaller<T> plain, Shape<T> shape) {
+  /** Resource names a request may carry ({@code --max-resource-names}). */
+  private final int maxNames;
+
+  private SharedNamesMarshaller(MethodDescriptor.Marshaller<T> plain, Shape<T> shape,
+      int maxNames) {
     this.plain = plain;
     this.shape = shape;
+    this.maxNames = maxNames;
   }
 
   /** SotW: {@code resource_names}, repeated in every request. */
   static SharedNamesMarshaller<DiscoveryRequest> sotw(
-      MethodDescriptor.Marshaller<DiscoveryRequest> plain) {
+      MethodDescriptor.Marshaller<DiscoveryRequest> plain, int maxNames) {
     return new SharedNamesMarshaller<>(plain, new Shape<>(
-        DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser()));
+        DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser(),
+        new int[] {DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER,
+            DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, REFUSED_SOTW), maxNames);
   }
 
   /** Delta: {@code resource_names_subscribe}. */
   static SharedNamesMarshaller<DeltaDiscoveryRequest> delta(
-      MethodDescriptor.Marshaller<DeltaDiscoveryRequest> plain) {
+      MethodDescriptor.Marshaller<DeltaDiscoveryRequest> plain, int maxNames) {
     return new SharedNamesMarshaller<>(plain, new Shape<>(
-        DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER, DeltaDiscoveryRequest.parser()));
+        DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER, DeltaDiscoveryRequest.parser(),
+        new int[] {DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER,
+            DeltaDiscoveryRequest.RESOURCE_NAMES_UNSUBSCRIBE_FIELD_NUMBER,
+            DeltaDiscoveryRequest.INITIAL_RESOURCE_VERSIONS_FIELD_NUMBER,
+            DeltaDiscoveryRequest.RESOURCE_LOCATORS_SUBSCRIBE_FIELD_NUMBER,
+            DeltaDiscoveryRequest.RESOURCE_LOCATORS_UNSUBSCRIBE_FIELD_NUMBER}, REFUSED_DELTA),
+        maxNames);
+  }
+
+  /**
+   * Why {@code request} was refused by the marshaller that parsed it on this thread, or null: a
+   * real request. Call from the stream's {@code onNext}, on the thread that parsed it.
+   */
+  static Status refusal(Object request) {
+    if (request != REFUSED_SOTW && request != REFUSED_DELTA) {
+      return null;
+    }
+    Status why = REFUSAL.get();
+    REFUSAL.remove();
+    return why != null ? why : Status.INTERNAL.withDescription("the request was refused");
+  }
+
+  private T refuse(Status why) {
+    REFUSAL.set(why);
+    return shape.refused();
   }
 
   @Override
@@ -94,20 +141,97 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             this.scratch.set(scratch);
           }
           readFully(stream, scratch, length);
-          return parseSharing(scratch, length);
+          return overBound(scratch, length) ? tooMany()
+              : parseSharing(scratch, length);
         }
         byte[] bytes = new byte[length];
         readFully(stream, bytes, length);
-        return parse(bytes, length);
+        return overBound(bytes, length) ? tooMany() : parse(bytes, length);
       }
       byte[] bytes = stream.readAllBytes();
-      return parse(bytes, bytes.length);
+      return overBound(bytes, bytes.length) ? tooMany()
+          : parse(bytes, bytes.length);
     } catch (InvalidProtocolBufferException e) {
-      throw Status.INTERNAL.withDescription("invalid protobuf byte sequence").withCause(e)
-          .asRuntimeException();
+      return refuse(Status.INTERNAL.withDescription("the request is not a valid "
+          + shape.refused().getDescriptorForType().getName() + ": " + e.getMessage()));
     } catch (IOException e) {
-      throw Status.INTERNAL.withDescription("reading a request").withCause(e).asRuntimeException();
+      return refuse(Status.INTERNAL.withDescription("reading the request: " + e.getMessage()));
     }
+  }
+
+  /**
+   * Whether the request carries more resource names than allowed. Each takes at least two bytes
+   * (a tag and a length), so a request under twice the bound is not counted at all.
+   */
+  private boolean overBound(byte[] bytes, int length) {
+    return length / 2 > maxNames && countNames(bytes, length, shape.counted(), maxNames) > maxNames;
+  }
+
+  private T tooMany() {
+    return refuse(Status.RESOURCE_EXHAUSTED.withDescription("this request names more than "
+        + maxNames + " resources; the server allows at most " + maxNames
+        + " per request and per stream (--max-resource-names)"));
+  }
+
+  /**
+   * The top-level fields of {@code bytes[0, length)} whose number is in {@code counted}, counting
+   * stopped past {@code stopAfter}; nothing is decoded. A malformed message counts what it has
+   * up to where it breaks (the parse that follows says what is wrong with it).
+   */
+  static int countNames(byte[] bytes, int length, int[] counted, int stopAfter) {
+    int n = 0;
+    int pos = 0;
+    while (pos < length && n <= stopAfter) {
+      long tag = 0;
+      for (int shift = 0; ; shift += 7) {
+        if (pos >= length || shift > 63) {
+          return n;
+        }
+        byte b = bytes[pos++];
+        tag |= (long) (b & 0x7f) << shift;
+        if (b >= 0) {
+          break;
+        }
+      }
+      int field = (int) (tag >>> 3);
+      switch ((int) (tag & 7)) {
+        case WireFormat.WIRETYPE_VARINT -> {
+          while (pos < length && bytes[pos] < 0) {
+            pos++;
+          }
+          pos++;
+        }
+        case WireFormat.WIRETYPE_FIXED64 -> pos += 8;
+        case WireFormat.WIRETYPE_FIXED32 -> pos += 4;
+        case WireFormat.WIRETYPE_LENGTH_DELIMITED -> {
+          long size = 0;
+          for (int shift = 0; ; shift += 7) {
+            if (pos >= length || shift > 63) {
+              return n;
+            }
+            byte b = bytes[pos++];
+            size |= (long) (b & 0x7f) << shift;
+            if (b >= 0) {
+              break;
+            }
+          }
+          if (size < 0 || size > length - pos) {
+            return n;
+          }
+          pos += (int) size;
+        }
+        default -> {
+          return n; // groups are not in these messages: protobuf's parse decides
+        }
+      }
+      for (int c : counted) {
+        if (c == field) {
+          n++;
+          break;
+        }
+      }
+    }
+    return n;
   }
 
   private T parse(byte[] bytes, int length) throws InvalidProtocolBufferException {

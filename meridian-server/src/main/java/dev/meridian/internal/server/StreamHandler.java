@@ -87,6 +87,11 @@ final class StreamHandler<Q extends Message, R extends Message>
 
   @Override
   public void onNext(Q request) {
+    Status refused = SharedNamesMarshaller.refusal(request); // read on the parsing thread
+    if (refused != null) {
+      executor.execute(() -> refuse(refused));
+      return;
+    }
     executor.execute(() -> {
       if (!done) {
         if (budget != null && !budget.take(System.nanoTime())) {
@@ -114,6 +119,17 @@ final class StreamHandler<Q extends Message, R extends Message>
         apply(outcomes);
       }
     });
+  }
+
+  /** Ends the stream for a request its marshaller refused: too many names, or not protobuf. */
+  private void refuse(Status why) {
+    if (!done) {
+      if (why.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+        hub.metrics().boundRefused("max_resource_names");
+      }
+      finish("closed by server: " + why.getCode() + ": " + why.getDescription());
+      responses.onError(why.asRuntimeException());
+    }
   }
 
   @Override
@@ -248,6 +264,8 @@ final class StreamHandler<Q extends Message, R extends Message>
       } else if (o instanceof Outcome.Close c) {
         if (c.code() == Outcome.CloseCode.PERMISSION_DENIED) {
           telemetry.denied(stream.node(), c.message());
+        } else if (c.code() == Outcome.CloseCode.RESOURCE_EXHAUSTED) {
+          hub.metrics().boundRefused("max_resource_names");
         }
         finish("closed by server: " + c.code() + ": " + c.message());
         responses.onError(GrpcStatuses.toStatus(c).asRuntimeException());

@@ -73,29 +73,43 @@ public final class XdsServices {
    */
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats, boolean plaintextSecrets, int maxRequestRate) {
+    return all(hub, clock, pool, heartbeats, plaintextSecrets, maxRequestRate,
+        Bounds.DEFAULT_MAX_RESOURCE_NAMES);
+  }
+
+  /**
+   * As above, each request and stream limited to {@code maxResourceNames} resource names: a
+   * larger request is refused before its names are decoded (see {@link SharedNamesMarshaller}).
+   */
+  public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
+      HeartbeatPolicy heartbeats, boolean plaintextSecrets, int maxRequestRate,
+      int maxResourceNames) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     // One cache of request name lists each for the SotW and the Delta methods of this server.
     // And one cache each of whole-type response bodies encoded once (SotW, Delta).
     Marshallers m = new Marshallers(
         SharedNamesMarshaller.sotw(
-            AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller()),
+            AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller(),
+            maxResourceNames),
         SharedNamesMarshaller.delta(
-            AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller()),
+            AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller(),
+            maxResourceNames),
         SharedBodyMarshaller.sotw(
             AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getResponseMarshaller()),
         SharedBodyMarshaller.delta(
             AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getResponseMarshaller()));
     defs.add(bind(AggregatedDiscoveryServiceGrpc.getServiceDescriptor(), null, hub, clock, pool,
-        heartbeats, plaintextSecrets, m, maxRequestRate));
+        heartbeats, plaintextSecrets, m, maxRequestRate, maxResourceNames));
     PER_TYPE.forEach((sd, type) -> defs.add(bind(sd, type, hub, clock, pool, heartbeats,
-        plaintextSecrets, m, maxRequestRate)));
+        plaintextSecrets, m, maxRequestRate, maxResourceNames)));
     return defs;
   }
 
   @SuppressWarnings("unchecked")
   private static ServerServiceDefinition bind(ServiceDescriptor sd, ResourceType type,
       DiscoveryHub hub, Clock clock, Executor pool, HeartbeatPolicy heartbeats,
-      boolean plaintextSecrets, Marshallers marshallers, int maxRequestRate) {
+      boolean plaintextSecrets, Marshallers marshallers, int maxRequestRate,
+      int maxResourceNames) {
     // The stream methods parse requests with a shared-names marshaller: a new descriptor, same schema.
     ServiceDescriptor.Builder descriptor = ServiceDescriptor.newBuilder(sd.getName())
         .setSchemaDescriptor(sd.getSchemaDescriptor());
@@ -124,6 +138,7 @@ public final class XdsServices {
                     : SotwStream.perType(type, clock, hub.sharing()))
                     .withIdentity(PeerAddress.identity(), plaintextSecrets)
                     .withControlPlane(hub.controlPlane())
+                    .withMaxResourceNames(maxResourceNames)
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock,
                 budget(maxRequestRate), marshallers.sotw()::serializedSize)));
@@ -134,6 +149,7 @@ public final class XdsServices {
                     : DeltaStream.perType(type, clock, hub.sharing()))
                     .withIdentity(PeerAddress.identity(), plaintextSecrets)
                     .withControlPlane(hub.controlPlane())
+                    .withMaxResourceNames(maxResourceNames)
                     .withHeartbeats(heartbeats), responses,
                 new SerialExecutor(pool), m.getFullMethodName(), clock,
                 budget(maxRequestRate), marshallers.delta()::serializedSize)));

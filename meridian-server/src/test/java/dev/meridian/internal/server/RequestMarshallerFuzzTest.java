@@ -11,7 +11,6 @@ import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 
@@ -22,19 +21,32 @@ import java.io.ByteArrayOutputStream;
  * (their count, length and the spelling of their tag come from the fuzzer) between arbitrary
  * bytes, so that requests reach the sharing path (from 4 KiB of names); one marshaller of each
  * kind serves every input, as one serves every client, so its cache and reused buffer are
- * exercised across inputs too.
+ * exercised across inputs too. A second pair allows only {@link #FEW} names, so that the count
+ * that refuses a request before decoding it sees the same inputs: it refuses RESOURCE_EXHAUSTED
+ * exactly the requests that protobuf parses with more names than that (or cannot parse).
  */
 class RequestMarshallerFuzzTest {
+  static final int FEW = 300;
   static final SharedNamesMarshaller<DiscoveryRequest> SOTW = SharedNamesMarshaller.sotw(
-      AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller());
+      AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller(),
+      Bounds.DEFAULT_MAX_RESOURCE_NAMES);
   static final SharedNamesMarshaller<DeltaDiscoveryRequest> DELTA = SharedNamesMarshaller.delta(
-      AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller());
+      AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller(),
+      Bounds.DEFAULT_MAX_RESOURCE_NAMES);
+  static final SharedNamesMarshaller<DiscoveryRequest> SOTW_FEW = SharedNamesMarshaller.sotw(
+      AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller(),
+      FEW);
+  static final SharedNamesMarshaller<DeltaDiscoveryRequest> DELTA_FEW = SharedNamesMarshaller.delta(
+      AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller(),
+      FEW);
 
   @FuzzTest
   void anyRequestParsesAsProtobufParsesItOrFailsTheCall(FuzzedDataProvider data) {
     byte[] bytes = request(data);
-    check(SOTW, DiscoveryRequest.parser(), bytes);
-    check(DELTA, DeltaDiscoveryRequest.parser(), bytes);
+    check(SOTW, DiscoveryRequest.parser(), bytes, Bounds.DEFAULT_MAX_RESOURCE_NAMES);
+    check(DELTA, DeltaDiscoveryRequest.parser(), bytes, Bounds.DEFAULT_MAX_RESOURCE_NAMES);
+    check(SOTW_FEW, DiscoveryRequest.parser(), bytes, FEW);
+    check(DELTA_FEW, DeltaDiscoveryRequest.parser(), bytes, FEW);
   }
 
   static byte[] request(FuzzedDataProvider data) {
@@ -60,6 +72,17 @@ class RequestMarshallerFuzzTest {
     return out.toByteArray();
   }
 
+  /** The resource names a request carries, as the protocol core counts them. */
+  static int names(Message m) {
+    if (m instanceof DiscoveryRequest r) {
+      return r.getResourceNamesCount() + r.getResourceLocatorsCount();
+    }
+    DeltaDiscoveryRequest d = (DeltaDiscoveryRequest) m;
+    return d.getResourceNamesSubscribeCount() + d.getResourceNamesUnsubscribeCount()
+        + d.getInitialResourceVersionsCount() + d.getResourceLocatorsSubscribeCount()
+        + d.getResourceLocatorsUnsubscribeCount();
+  }
+
   static void writeVarint(ByteArrayOutputStream out, int v) {
     while ((v & ~0x7f) != 0) {
       out.write((v & 0x7f) | 0x80);
@@ -69,7 +92,7 @@ class RequestMarshallerFuzzTest {
   }
 
   static <T extends Message> void check(SharedNamesMarshaller<T> marshaller, Parser<T> parser,
-      byte[] bytes) {
+      byte[] bytes, int maxNames) {
     T expected;
     try {
       expected = parser.parseFrom(bytes);
@@ -79,13 +102,22 @@ class RequestMarshallerFuzzTest {
     for (boolean knownLength : new boolean[] {true, false}) {
       java.io.InputStream in = knownLength ? SharedNamesMarshallerTest.known(bytes)
           : new ByteArrayInputStream(bytes);
-      T parsed;
-      try {
-        parsed = marshaller.parse(in);
-      } catch (StatusRuntimeException e) {
-        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+      T parsed = marshaller.parse(in);
+      Status refused = SharedNamesMarshaller.refusal(parsed);
+      if (refused != null && refused.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+        if (expected != null) {
+          assertThat(names(expected)).as("names of a request refused for their number")
+              .isGreaterThan(maxNames);
+        }
+        continue;
+      }
+      if (refused != null) {
+        assertThat(refused.getCode()).isEqualTo(Status.Code.INTERNAL);
         assertThat(expected).as("protobuf parses what the marshaller refused").isNull();
         continue;
+      }
+      if (expected != null) {
+        assertThat(names(expected)).as("names of a request let through").isLessThanOrEqualTo(maxNames);
       }
       assertThat(expected).as("protobuf refuses what the marshaller parsed").isNotNull();
       assertThat(parsed).isEqualTo(expected);
