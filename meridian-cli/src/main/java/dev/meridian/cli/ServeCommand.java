@@ -258,6 +258,10 @@ final class ServeCommand implements Callable<Integer> {
     }
     Bounds bounds = bounds();
     Logging.configure(logLevel, logFormat);
+    // The server is the whole process: an Error in any thread (gRPC's and the JDK's HTTP
+    // dispatcher too, not only Meridian's own) ends it, so that its supervisor restarts it.
+    Thread.setDefaultUncaughtExceptionHandler(
+        dev.meridian.internal.config.CoreThreads.HANDLER);
     dev.meridian.internal.etcd.EtcdConfigSource store = null;
     if (EtcdTarget.isEtcd(config)) {
       EtcdTarget target = etcd.target(spec, config);

@@ -131,6 +131,23 @@ class DeployManifestsTest {
         .toList();
   }
 
+  /**
+   * Every launcher's JVM exits on OutOfMemoryError: a server out of memory whose HTTP, watcher or
+   * ticker threads died would hold its ports and answer nothing, and its supervisor (systemd,
+   * Docker, Kubernetes) restarts only a process that exited.
+   */
+  @Test
+  void everyLauncherExitsOnOutOfMemory() throws IOException {
+    Path root = Path.of("..");
+    String launcher = Files.readString(root.resolve("meridian"));
+    assertThat(launcher).containsPattern("exec java -XX:\\+ExitOnOutOfMemoryError ");
+    assertThat(Files.readString(root.resolve("deploy/docker/Dockerfile")))
+        .contains("ENTRYPOINT [\"java\", \"-XX:+ExitOnOutOfMemoryError\", \"-jar\"");
+    assertThat(Files.readString(root.resolve("deploy/systemd/meridian.service")))
+        .contains("ExecStart=/usr/bin/java -XX:+ExitOnOutOfMemoryError ");
+    // The manifests: deploymentsCarryProbesResourcesAndALockedDownContainer checks each command.
+  }
+
   @Test
   void theLayoutIsSingleAndReplicated() throws IOException {
     assertThat(directories()).extracting(p -> p.getFileName().toString())
@@ -231,6 +248,8 @@ class DeployManifestsTest {
 
         // The arguments are what `meridian serve` accepts (parsed by its own command line).
         assertThat(c.getCommand()).as(where).containsSubsequence("-jar", "/opt/meridian/meridian.jar");
+        // Out of memory, the container exits and is restarted instead of holding its ports.
+        assertThat(c.getCommand()).as(where).contains("-XX:+ExitOnOutOfMemoryError");
         assertThat(c.getArgs()).as(where).startsWith("serve").contains("--max-connection-age");
         CommandLine.ParseResult serve =
             new CommandLine(new Main()).parseArgs(c.getArgs().toArray(String[]::new)).subcommand();

@@ -29,8 +29,7 @@ final class CallbackDispatcher implements StreamEvents, AutoCloseable {
   CallbackDispatcher(DiscoveryCallbacks callbacks, int capacity) {
     this.callbacks = callbacks;
     this.queue = new ArrayBlockingQueue<>(capacity);
-    this.thread = new Thread(this::run, "meridian-callbacks");
-    thread.setDaemon(true);
+    this.thread = dev.meridian.internal.config.CoreThreads.thread(this::run, "meridian-callbacks");
     thread.start();
   }
 

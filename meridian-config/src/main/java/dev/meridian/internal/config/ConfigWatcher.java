@@ -101,8 +101,7 @@ public final class ConfigWatcher implements AutoCloseable {
     Path dir = directory ? this.path : this.path.getParent();
     dir.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
         StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
-    this.thread = new Thread(this::run, "meridian-config-watcher");
-    this.thread.setDaemon(true);
+    this.thread = CoreThreads.thread(this::run, "meridian-config-watcher");
   }
 
   /** Loads the config once, synchronously; throws if it is invalid. Then starts watching. */

@@ -23,7 +23,6 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -51,11 +50,8 @@ public final class EtcdConfigSource implements ConfigSource {
   private final StoreLayout layout;
   private final ConfigLoader loader;
   private final Clock clock;
-  private final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "meridian-etcd");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ScheduledExecutorService executor =
+      dev.meridian.internal.config.CoreThreads.scheduler("meridian-etcd");
   private Client client;
   private Sink sink;
 

@@ -1,6 +1,7 @@
 package dev.meridian.internal.server;
 
 import com.sun.net.httpserver.HttpHandler;
+import dev.meridian.internal.config.CoreThreads;
 import dev.meridian.internal.protocol.HeartbeatPolicy;
 import dev.meridian.internal.protocol.LogLine;
 import io.envoyproxy.envoy.service.status.v3.ClientStatusRequest;
@@ -20,7 +21,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -83,18 +83,11 @@ public final class EmbeddedServer implements AutoCloseable {
     hub.serveAuthorities(settings.authorities());
     this.streamCap = new StreamCap(settings.bounds().maxStreams(), hub.metrics());
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
-    this.streamPool = Executors.newFixedThreadPool(threads, r -> {
-      Thread t = new Thread(r, "meridian-stream");
-      t.setDaemon(true);
-      return t;
-    });
+    // An Error in any of Meridian's threads ends the process (see CoreThreads).
+    this.streamPool = CoreThreads.pool("meridian-stream", threads);
     hub.fanOutOn(streamPool, threads);
     this.csds = new CsdsService(hub, streamPool);
-    this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "meridian-ticker");
-      t.setDaemon(true);
-      return t;
-    });
+    this.ticker = CoreThreads.scheduler("meridian-ticker");
     ticker.scheduleAtFixedRate(hub::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.NOT_SERVING);
   }
@@ -151,7 +144,8 @@ public final class EmbeddedServer implements AutoCloseable {
   public List<ServerServiceDefinition> xdsServices() {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
-        heartbeats(), settings.plaintextSecrets(), settings.bounds().maxRequestRate())) {
+        heartbeats(), settings.plaintextSecrets(), settings.bounds().maxRequestRate(),
+        settings.bounds().maxResourceNames())) {
       // The last interceptor runs first: a call over the cap costs nothing further.
       defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), new PeerAddress(),
           streamCap));

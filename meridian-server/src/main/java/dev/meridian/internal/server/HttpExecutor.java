@@ -7,7 +7,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.SynchronousQueue;
@@ -46,17 +45,10 @@ final class HttpExecutor implements Executor, AutoCloseable {
     this.refused = refused == null ? bound -> { } : refused;
     BlockingQueue<Runnable> waiting = queue == 0 ? new SynchronousQueue<>()
         : new ArrayBlockingQueue<>(queue);
-    pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, waiting, r -> {
-      Thread t = new Thread(r, name);
-      t.setDaemon(true);
-      return t;
-    });
+    pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, waiting,
+        dev.meridian.internal.config.CoreThreads.factory(name));
     pool.allowCoreThreadTimeOut(true); // idle ports hold no threads
-    watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, name + "-watchdog");
-      t.setDaemon(true);
-      return t;
-    });
+    watchdog = dev.meridian.internal.config.CoreThreads.scheduler(name + "-watchdog");
     long tick = Math.max(10, Math.min(250, requestTimeout.toMillis() / 4));
     watchdog.scheduleWithFixedDelay(this::cutLate, tick, tick, TimeUnit.MILLISECONDS);
   }
