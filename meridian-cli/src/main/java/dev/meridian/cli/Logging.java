@@ -127,6 +127,11 @@ final class Logging {
 
     @Override
     public void set(String logger, String level) {
+      if (!LOGGERS.contains(logger)) {
+        // java.util.logging keeps every logger it is asked for: an unknown name is refused.
+        throw new IllegalArgumentException("unknown logger '" + logger + "': use one of "
+            + String.join(", ", LOGGERS));
+      }
       Level l;
       try {
         l = Level.valueOf(level.trim().toUpperCase(java.util.Locale.ROOT));

@@ -50,6 +50,13 @@ final class ServeCommand implements Callable<Integer> {
           + "unless set, since /config_dump shows every resource (default ${DEFAULT-VALUE}).")
   String adminBind;
 
+  @Option(names = "--admin-allowed-hosts", paramLabel = "HOST[,HOST...]", split = ",",
+      description = "Host names and addresses (no port) the HTTP (admin) port answers to besides "
+          + "localhost, loopback addresses and --admin-bind (with a wildcard --admin-bind, every "
+          + "address of this machine); a request naming another host is refused 421, so a web "
+          + "page cannot reach it by DNS rebinding. '*': any host (default: none).")
+  java.util.List<String> adminAllowedHosts = new java.util.ArrayList<>();
+
   @Option(names = "--max-connection-age", paramLabel = "DURATION",
       converter = DurationConverter.class,
       description = "Send GOAWAY to connections older than this, so clients rebalance across "
@@ -257,6 +264,14 @@ final class ServeCommand implements Callable<Integer> {
           "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
     }
     Bounds bounds = bounds();
+    for (String host : adminAllowedHosts) {
+      try {
+        MeridianServer.Options.checkAdminAllowedHost(host);
+      } catch (IllegalArgumentException e) {
+        throw new ParameterException(spec.commandLine(), "--admin-allowed-hosts: "
+            + e.getMessage());
+      }
+    }
     Logging.configure(logLevel, logFormat);
     // The server is the whole process: an Error in any thread (gRPC's and the JDK's HTTP
     // dispatcher too, not only Meridian's own) ends it, so that its supervisor restarts it.
@@ -278,6 +293,7 @@ final class ServeCommand implements Callable<Integer> {
         new MeridianServer.Options(store == null ? Path.of(config) : null, bind, xdsPort,
             httpPort, 1000)
             .withAdminBind(adminBind)
+            .withAdminAllowedHosts(adminAllowedHosts)
             .withMaxConnectionAge(maxConnectionAge, maxConnectionAgeGrace)
             .withKeepAlive(permitKeepAliveTime, keepAliveTime, keepAliveTimeout)
             .withShutdownTimeout(shutdownTimeout)

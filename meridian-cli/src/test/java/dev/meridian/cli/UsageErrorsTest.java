@@ -71,7 +71,8 @@ class UsageErrorsTest {
   @ParameterizedTest
   @ValueSource(strings = {"serve --config c.yaml --shutdown-timeout 5", "serve --config c.yaml --xds-port abc",
       "serve --config c.yaml --verbose", "serve", "get --srever 127.0.0.1:1 --type clusters",
-      "bootstrap envoy --mode ads --server"})
+      "bootstrap envoy --mode ads --server",
+      "serve --config c.yaml --admin-allowed-hosts ops.example,ops.example:18001"})
   void aBadOptionPrintsTheErrorAndAHintNotTheUsage(String args) {
     assertThat(run(args.split(" "))).isEqualTo(2);
     String command = args.startsWith("bootstrap") ? "meridian bootstrap envoy"

@@ -46,7 +46,7 @@ public final class Meridian implements AutoCloseable {
         b.controlPlaneId != null ? b.controlPlaneId : MeridianServer.defaultControlPlaneId(),
         b.heartbeatInterval, b.allowPlaintextSecrets, b.permitKeepAliveTime, b.keepAliveTime,
         b.keepAliveTimeout, b.maxConnectionAge, b.maxConnectionAgeGrace, b.shutdownTimeout,
-        b.bounds, b.authorities));
+        b.bounds, b.authorities, b.adminAllowedHosts));
     this.callbacks = b.callbacks == null ? null
         : new CallbackDispatcher(b.callbacks, b.callbackQueue);
     if (b.metricsRegistry != null) {
@@ -183,6 +183,7 @@ public final class Meridian implements AutoCloseable {
     private String csdsIdentity;
     private PrometheusRegistry metricsRegistry;
     private Bounds bounds = Bounds.DEFAULT;
+    private final java.util.List<String> adminAllowedHosts = new java.util.ArrayList<>();
 
     private Builder() {}
 
@@ -250,6 +251,22 @@ public final class Meridian implements AutoCloseable {
      */
     public Builder adminHttp(int threads, int queue, Duration requestTimeout) {
       this.bounds = bounds.withHttp(threads, queue, Objects.requireNonNull(requestTimeout));
+      return this;
+    }
+
+    /**
+     * For {@link Admin#startHttp}: a host name or address (without port) the port answers to,
+     * besides {@code localhost}, loopback addresses and the address it is bound to (when bound to
+     * a wildcard address, every address of the machine); {@code *}: any host. A request naming
+     * another host in its {@code Host} header is refused {@code 421}: a web page that re-resolves
+     * its own name to this machine (DNS rebinding) cannot read the admin data
+     * (docs/security.md). Call once per host. Default: none.
+     *
+     * @throws IllegalArgumentException when {@code host} is neither a host name nor an address
+     */
+    public Builder adminAllowedHost(String host) {
+      adminAllowedHosts.add(MeridianServer.Options.checkAdminAllowedHost(
+          Objects.requireNonNull(host, "host")));
       return this;
     }
 

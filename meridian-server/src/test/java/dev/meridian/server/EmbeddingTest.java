@@ -502,6 +502,22 @@ class EmbeddingTest {
         + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body()).contains("meridian_");
   }
 
+  /** The admin port an application starts answers loopback and the hosts it names, no other. */
+  @Test
+  void theAdminPortAnApplicationStartsAnswersTheHostsItAllowsAndNoOther() throws Exception {
+    Meridian m = started(Meridian.builder().adminAllowedHost("meridian.app.example"));
+    m.publisher().set("default", List.of(cluster("a")));
+    int port = m.admin().startHttp(new InetSocketAddress("127.0.0.1", 0)).getPort();
+    for (String host : List.of("localhost:" + port, "meridian.app.example:8080")) {
+      assertThat(dev.meridian.testing.RawHttp.request(port, "GET", "/config_dump",
+          "Host: " + host).status()).as(host).isEqualTo(200);
+    }
+    assertThat(dev.meridian.testing.RawHttp.request(port, "GET", "/config_dump",
+        "Host: attacker.example:" + port).status()).isEqualTo(421);
+    assertThatThrownBy(() -> Meridian.builder().adminAllowedHost("app.example:8080"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("without a port");
+  }
+
   // Issue 24: an application that scrapes its own Prometheus registry sees Meridian's metrics.
   @Test
   void anApplicationsOwnRegistryReceivesMeridiansMetricsAndOneRegistryTakesOneMeridian()

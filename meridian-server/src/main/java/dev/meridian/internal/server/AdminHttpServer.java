@@ -5,6 +5,7 @@ import com.google.gson.JsonElement;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
+import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.NodeMatcher;
 import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
@@ -27,8 +28,12 @@ import java.util.function.BooleanSupplier;
  * read immutable config and stream status snapshots.
  */
 final class AdminHttpServer implements AutoCloseable {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger("dev.meridian.server");
+
   private final HttpServer server;
   private final HttpExecutor executor;
+  private final AdminAccess access;
 
   AdminHttpServer(InetSocketAddress address, BooleanSupplier healthy) throws IOException {
     this(address, () -> true, healthy, null, null);
@@ -56,16 +61,33 @@ final class AdminHttpServer implements AutoCloseable {
   AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
       DiscoveryHub hub, ConfigSource store, LogLevels logLevels, Bounds bounds)
       throws IOException {
+    this(address, live, ready, hub, store, logLevels, bounds, List.of());
+  }
+
+  /**
+   * @param allowedHosts the host names and addresses it answers to besides loopback and its own
+   *     address ({@code --admin-allowed-hosts}, see {@link AdminAccess})
+   * @throws IllegalArgumentException for an allowed host that is neither a name nor an address
+   */
+  AdminHttpServer(InetSocketAddress address, BooleanSupplier live, BooleanSupplier ready,
+      DiscoveryHub hub, ConfigSource store, LogLevels logLevels, Bounds bounds,
+      java.util.Collection<String> allowedHosts) throws IOException {
     server = HttpServer.create(address, 1024);
+    try {
+      access = new AdminAccess(server.getAddress(), allowedHosts);
+    } catch (IllegalArgumentException e) {
+      server.stop(0);
+      throw e;
+    }
     executor = new HttpExecutor("meridian-http", bounds, hub == null ? null : hub.metrics());
     server.setExecutor(executor);
     Map<String, HttpHandler> routes = routes(live, ready, hub, store);
     HttpHandler page = routes.remove("/");
     // Admin requests have no body: read once the handler runs.
-    routes.forEach((path, h) -> server.createContext(path, executor.handler(h)));
-    server.createContext("/logging", executor.handler(logging(logLevels)));
+    routes.forEach((path, h) -> context(path, executor.handler(h)));
+    context("/logging", executor.handler(logging(logLevels)));
     // "/" matches every path no other context does: exactly "/" is the status page, the rest 404.
-    server.createContext("/", executor.handler(ex -> {
+    context("/", executor.handler(ex -> {
       if (page != null && ex.getRequestURI().getPath().equals("/")) {
         page.handle(ex);
       } else {
@@ -73,6 +95,20 @@ final class AdminHttpServer implements AutoCloseable {
       }
     }));
     server.start();
+    if (!server.getAddress().getAddress().isLoopbackAddress()) {
+      LOG.warn(LogLine.of("admin_exposed").kv("bind", address.getHostString())
+          .kv("port", server.getAddress().getPort())
+          .kv("risk", "anyone who reaches the port reads /config_dump (every served resource, "
+              + "Secrets redacted), /clients (every node), /metrics and /status, and sets log "
+              + "levels (POST /logging); there is no authentication")
+          .kv("fix", "--admin-bind 127.0.0.1, or restrict who reaches the port (a firewall, a "
+              + "NetworkPolicy) (docs/security.md)").toString());
+    }
+  }
+
+  /** Every request, whatever its path, passes the Host and Origin checks first. */
+  private void context(String path, HttpHandler handler) {
+    server.createContext(path, handler).getFilters().add(access);
   }
 
   /**
@@ -122,7 +158,8 @@ final class AdminHttpServer implements AutoCloseable {
 
   /**
    * {@code GET /logging} lists the levels set; {@code POST /logging?level=L[&logger=NAME]} sets
-   * one at runtime (default logger {@code dev.meridian}, every Meridian logger).
+   * one at runtime (default logger {@code dev.meridian}, every Meridian logger). NAME is one of
+   * {@link LogLevels#LOGGERS}.
    */
   static HttpHandler logging(LogLevels levels) {
     return ex -> {
@@ -144,8 +181,16 @@ final class AdminHttpServer implements AutoCloseable {
             send(ex, 400, "POST /logging?level=debug|info|warn|error[&logger=NAME]\n");
             return;
           }
+          String logger = q.getOrDefault("logger", "dev.meridian");
+          if (!LogLevels.LOGGERS.contains(logger)) {
+            // Refused before the backend sees the name: each name set would be a logger kept
+            // for the life of the process.
+            send(ex, 400, "unknown logger '" + logger + "': use one of "
+                + String.join(", ", LogLevels.LOGGERS) + "\n");
+            return;
+          }
           try {
-            levels.set(q.getOrDefault("logger", "dev.meridian"), level);
+            levels.set(logger, level);
           } catch (IllegalArgumentException e) {
             send(ex, 400, e.getMessage() + "\n");
             return;
@@ -223,7 +268,7 @@ final class AdminHttpServer implements AutoCloseable {
 
   /** Adds a handler for a path prefix (REST-JSON discovery, ...). */
   void handle(String pathPrefix, com.sun.net.httpserver.HttpHandler handler) {
-    server.createContext(pathPrefix, handler);
+    context(pathPrefix, handler);
   }
 
   int port() {

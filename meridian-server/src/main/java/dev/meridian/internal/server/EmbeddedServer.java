@@ -50,12 +50,15 @@ public final class EmbeddedServer implements AutoCloseable {
   public record Settings(String controlPlaneId, Duration heartbeatInterval,
       boolean plaintextSecrets, Duration permitKeepAliveTime, Duration keepAliveTime,
       Duration keepAliveTimeout, Duration maxConnectionAge, Duration maxConnectionAgeGrace,
-      Duration shutdownTimeout, Bounds bounds, java.util.Set<String> authorities) {
+      Duration shutdownTimeout, Bounds bounds, java.util.Set<String> authorities,
+      java.util.List<String> adminAllowedHosts) {
     public Settings {
       if (bounds == null) {
         bounds = Bounds.DEFAULT;
       }
       authorities = authorities == null ? java.util.Set.of() : java.util.Set.copyOf(authorities);
+      adminAllowedHosts = adminAllowedHosts == null ? java.util.List.of()
+          : adminAllowedHosts.stream().map(AdminAccess::checkAllowedHost).distinct().toList();
     }
   }
 
@@ -255,7 +258,7 @@ public final class EmbeddedServer implements AutoCloseable {
       throw new IllegalStateException("admin HTTP already started on " + admin.address());
     }
     admin = new AdminHttpServer(address, () -> !closing.get(), this::isReady, hub, null, null,
-        settings.bounds());
+        settings.bounds(), settings.adminAllowedHosts());
     return admin.address();
   }
 

@@ -47,6 +47,8 @@ public final class MeridianServer implements AutoCloseable {
    * @param bounds what one client may take (issue 25); null: {@link Bounds#DEFAULT}
    * @param authorities the xdstp authorities served (issue 26, {@code --authority}); null or
    *     empty: every authority in the config
+   * @param adminAllowedHosts host names and addresses the admin port answers to besides loopback
+   *     and its own address ({@code --admin-allowed-hosts}); null: none
    */
   public record Options(Path config,
       String bind,
@@ -71,7 +73,8 @@ public final class MeridianServer implements AutoCloseable {
       String csdsIdentity,
       String controlPlaneId,
       Bounds bounds,
-      java.util.Set<String> authorities) {
+      java.util.Set<String> authorities,
+      java.util.List<String> adminAllowedHosts) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
     /**
@@ -116,58 +119,60 @@ public final class MeridianServer implements AutoCloseable {
         bounds = Bounds.DEFAULT;
       }
       authorities = authorities == null ? java.util.Set.of() : java.util.Set.copyOf(authorities);
+      adminAllowedHosts = adminAllowedHosts == null ? java.util.List.of()
+          : adminAllowedHosts.stream().map(AdminAccess::checkAllowedHost).distinct().toList();
     }
 
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false, null, null, null, null);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false, null, null, null, null, null);
     }
 
     public Options withAdminBind(String v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     public Options withMaxConnectionAge(Duration age, Duration grace) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     public Options withShutdownTimeout(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     public Options withHeartbeatInterval(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     public Options withReferenceCheck(ReferenceCheck v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     public Options withRestMaxWait(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     public Options withPublish(Path dir, FilePublisher.Format format) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     /** TLS (and with a client CA, mTLS) on the xDS and REST ports; null: plaintext. */
     public Options withTls(Tls v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     /** REST-JSON discovery on its own port (0: ephemeral); null: off. */
     public Options withRestPort(Integer v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     /** Streams without a verified identity get Secrets too (local development). */
     public Options withAllowPlaintextSecrets(boolean v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v, csdsIdentity, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     /**
@@ -175,7 +180,7 @@ public final class MeridianServer implements AutoCloseable {
      * client's config; null: none. Without mTLS CSDS answers anyone who reaches the port.
      */
     public Options withCsdsIdentity(String glob) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, glob, controlPlaneId, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, glob, controlPlaneId, bounds, authorities, adminAllowedHosts);
     }
 
     /**
@@ -183,7 +188,7 @@ public final class MeridianServer implements AutoCloseable {
      * replica (issue 21); null: {@code meridian@<host name>}.
      */
     public Options withControlPlaneId(String id) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, id, bounds, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, id, bounds, authorities, adminAllowedHosts);
     }
 
     /**
@@ -192,12 +197,33 @@ public final class MeridianServer implements AutoCloseable {
      * the config.
      */
     public Options withAuthorities(java.util.Set<String> v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, v);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, v, adminAllowedHosts);
+    }
+
+    /**
+     * The host names and addresses the admin port answers to besides {@code localhost}, loopback
+     * addresses and the address it is bound to ({@code --admin-allowed-hosts}; a request naming
+     * another host is refused 421, docs/security.md); {@code *}: any host.
+     *
+     * @throws IllegalArgumentException for an entry that is neither a host name nor an address
+     */
+    /**
+     * One {@code --admin-allowed-hosts} entry, normalized: a host name or an IP address, or
+     * {@code *}.
+     *
+     * @throws IllegalArgumentException saying what is wrong with it
+     */
+    public static String checkAdminAllowedHost(String host) {
+      return AdminAccess.checkAllowedHost(host);
+    }
+
+    public Options withAdminAllowedHosts(java.util.List<String> v) {
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, v);
     }
 
     /** What one client may take of the server (issue 25, docs/reliability.md). */
     public Options withBounds(Bounds v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, v, authorities);
+      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, v, authorities, adminAllowedHosts);
     }
 
     HeartbeatPolicy heartbeats() {
@@ -288,7 +314,7 @@ public final class MeridianServer implements AutoCloseable {
         options.heartbeatInterval(), options.allowPlaintextSecrets(),
         options.permitKeepAliveTime(), options.keepAliveTime(), options.keepAliveTimeout(),
         options.maxConnectionAge(), options.maxConnectionAgeGrace(), options.shutdownTimeout(),
-        options.bounds(), options.authorities()));
+        options.bounds(), options.authorities(), options.adminAllowedHosts()));
     this.hub = engine.hub();
     hub.metrics().resourcesSerializedBy(source == null ? loader::resourcesSerialized
         : source::resourcesSerialized);
@@ -323,7 +349,8 @@ public final class MeridianServer implements AutoCloseable {
     }
     try {
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
-          () -> !closing.get(), this::isReady, hub, source, logLevels, options.bounds());
+          () -> !closing.get(), this::isReady, hub, source, logLevels, options.bounds(),
+          options.adminAllowedHosts());
       engine.own(http); // closed with the engine, after its streams ended
       if (options.restPort() != null) {
         // REST-JSON discovery has a port of its own (issue 20): the admin port serves only admin.
