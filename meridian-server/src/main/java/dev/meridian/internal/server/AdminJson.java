@@ -8,6 +8,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
 import dev.meridian.internal.protocol.Nack;
 import dev.meridian.internal.protocol.NodeMatcher;
+import dev.meridian.internal.protocol.Redaction;
 import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.XdsStream.TypeStatus;
@@ -232,17 +233,8 @@ final class AdminJson {
     }
   }
 
-  /**
-   * The resource as an Any without key material (shared with CSDS): a Secret by name only; any
-   * other resource with its private keys, passwords and session ticket keys redacted.
-   */
+  /** The resource as an Any without secrets (shared with CSDS): {@link Redaction#redact}. */
   static com.google.protobuf.Any redacted(XdsResource r) {
-    if (r.type() != ResourceType.SECRET) {
-      com.google.protobuf.Message m = Redaction.redact(r.message());
-      return m == r.message() ? r.any() : com.google.protobuf.Any.pack(m);
-    }
-    return com.google.protobuf.Any.pack(
-        io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.newBuilder()
-            .setName(r.name()).build());
+    return Redaction.redact(r);
   }
 }
