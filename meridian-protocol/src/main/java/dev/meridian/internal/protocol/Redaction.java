@@ -161,6 +161,19 @@ public final class Redaction {
           "the name of a cookie"),
       Map.entry("envoy.extensions.filters.http.oauth2.v3.OAuth2Credentials.CookieNames"
           + ".refresh_token", "the name of a cookie"),
+      Map.entry("envoy.extensions.common.ratelimit.v3.RateLimitDescriptor.Entry.key",
+          "a rate limit descriptor entry's name"),
+      // CEL expressions (RBAC conditions) and OpenTelemetry attributes: names in a program.
+      Map.entry("cel.expr.Expr.CreateStruct.Entry.field_key", "a field name in a CEL expression"),
+      Map.entry("cel.expr.Expr.CreateStruct.Entry.map_key", "a map key in a CEL expression"),
+      Map.entry("cel.expr.MapValue.Entry.key", "a map key in a CEL value"),
+      Map.entry("cel.expr.Type.MapType.key_type", "a CEL type"),
+      Map.entry("google.api.expr.v1alpha1.Expr.CreateStruct.Entry.field_key",
+          "a field name in a CEL expression"),
+      Map.entry("google.api.expr.v1alpha1.Expr.CreateStruct.Entry.map_key",
+          "a map key in a CEL expression"),
+      Map.entry("google.api.expr.v1alpha1.Type.MapType.key_type", "a CEL type"),
+      Map.entry("opentelemetry.proto.common.v1.KeyValue.key", "an attribute's name"),
       Map.entry("envoy.extensions.filters.http.grpc_json_transcoder.v3.UnknownQueryParams.key",
           "query parameter names mapped to their values: what a request sent, not config"));
 

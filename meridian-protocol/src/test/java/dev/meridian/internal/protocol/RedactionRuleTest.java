@@ -172,9 +172,12 @@ class RedactionRuleTest {
     return EnvoyTypeRegistry.get().printer().print(m);
   }
 
+  /** Envoy's, and what its configs embed (xds, udpa, CEL, OpenTelemetry, google.*). */
   private static List<Descriptor> envoyTypes() {
-    return EnvoyTypeRegistry.get().descriptors().stream()
-        .filter(d -> d.getFullName().startsWith("envoy.")).toList();
+    List<Descriptor> all = List.copyOf(EnvoyTypeRegistry.get().descriptors());
+    assertThat(all.stream().filter(d -> d.getFullName().startsWith("envoy.")).count())
+        .as("Envoy's message types on the classpath").isGreaterThan(1000);
+    return all;
   }
 
   private static boolean excepted(FieldDescriptor f) {
