@@ -81,6 +81,11 @@ public final class EnvoyTypeRegistry {
     return byFullName.size();
   }
 
+  /** Every message type it knows (map entries aside), for checks that must see them all. */
+  public java.util.Collection<Descriptor> descriptors() {
+    return byFullName.values();
+  }
+
   public JsonFormat.Parser parser() {
     return JsonFormat.parser().usingTypeRegistry(typeRegistry);
   }

@@ -140,6 +140,10 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
         return close(out, Outcome.CloseCode.INVALID_ARGUMENT,
             "the first request on a stream must carry a node");
       }
+      String oversized = NodeBound.refusal(n);
+      if (oversized != null) {
+        return close(out, Outcome.CloseCode.INVALID_ARGUMENT, oversized);
+      }
       node = n;
       features = ClientFeatures.of(n);
       ServedConfig.Placement p = config.place(node, identity);

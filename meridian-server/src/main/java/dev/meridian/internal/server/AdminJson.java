@@ -1,5 +1,7 @@
 package dev.meridian.internal.server;
 
+import static dev.meridian.internal.protocol.ClientText.clip;
+
 import com.google.gson.JsonArray;
 import com.google.gson.JsonNull;
 import com.google.gson.JsonObject;
@@ -8,6 +10,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
 import dev.meridian.internal.protocol.Nack;
 import dev.meridian.internal.protocol.NodeMatcher;
+import dev.meridian.internal.protocol.Redaction;
 import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.XdsStream.TypeStatus;
@@ -112,11 +115,11 @@ final class AdminJson {
     JsonObject o = new JsonObject();
     StreamInfo i = s.stream();
     o.addProperty("stream_id", i.id());
-    o.addProperty("node_id", s.node() == null ? null : s.node().getId());
-    o.addProperty("node_cluster", s.node() == null ? null : s.node().getCluster());
+    o.addProperty("node_id", s.node() == null ? null : clip(s.node().getId()));
+    o.addProperty("node_cluster", s.node() == null ? null : clip(s.node().getCluster()));
     o.addProperty("group", s.group());
     o.addProperty("peer", i.peer());
-    o.addProperty("identity", i.identity());
+    o.addProperty("identity", clip(i.identity()));
     o.addProperty("variant", i.variant());
     o.addProperty("ads", i.ads());
     o.addProperty("service", i.service());
@@ -133,11 +136,11 @@ final class AdminJson {
       to.addProperty("type_url", t.type().typeUrl());
       to.addProperty("wildcard", t.wildcard());
       JsonArray names = new JsonArray();
-      new TreeSet<>(t.names()).forEach(names::add);
+      new TreeSet<>(t.names()).forEach(n -> names.add(clip(n)));
       to.add("resource_names", names);
       to.addProperty("last_sent_version", emptyToNull(t.sentVersion()));
-      to.addProperty("last_acked_version", emptyToNull(t.ackedVersion()));
-      to.addProperty("pending_nonce", t.pendingNonce());
+      to.addProperty("last_acked_version", clip(emptyToNull(t.ackedVersion())));
+      to.addProperty("pending_nonce", clip(t.pendingNonce()));
       to.add("last_nack", nack(t.lastNack()));
       to.addProperty("in_sync", inSync);
       to.add("sent_resource_versions", map(t.sentResourceVersions()));
@@ -151,7 +154,7 @@ final class AdminJson {
 
   private static JsonObject map(Map<String, String> m) {
     JsonObject o = new JsonObject();
-    new TreeMap<>(m).forEach(o::addProperty);
+    new TreeMap<>(m).forEach((k, v) -> o.addProperty(clip(k), clip(v)));
     return o;
   }
 
@@ -165,11 +168,11 @@ final class AdminJson {
       return JsonNull.INSTANCE;
     }
     JsonObject o = new JsonObject();
-    o.addProperty("version", n.rejectedVersion());
-    o.addProperty("kept_version", emptyToNull(n.keptVersion()));
-    o.addProperty("nonce", n.nonce());
+    o.addProperty("version", clip(n.rejectedVersion()));
+    o.addProperty("kept_version", clip(emptyToNull(n.keptVersion())));
+    o.addProperty("nonce", clip(n.nonce()));
     o.addProperty("code", n.code());
-    o.addProperty("message", n.message());
+    o.addProperty("message", clip(n.message()));
     o.addProperty("at", n.at().toString());
     return o;
   }
@@ -232,17 +235,8 @@ final class AdminJson {
     }
   }
 
-  /**
-   * The resource as an Any without key material (shared with CSDS): a Secret by name only; any
-   * other resource with its private keys, passwords and session ticket keys redacted.
-   */
+  /** The resource as an Any without secrets (shared with CSDS): {@link Redaction#redact}. */
   static com.google.protobuf.Any redacted(XdsResource r) {
-    if (r.type() != ResourceType.SECRET) {
-      com.google.protobuf.Message m = Redaction.redact(r.message());
-      return m == r.message() ? r.any() : com.google.protobuf.Any.pack(m);
-    }
-    return com.google.protobuf.Any.pack(
-        io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.Secret.newBuilder()
-            .setName(r.name()).build());
+    return Redaction.redact(r);
   }
 }

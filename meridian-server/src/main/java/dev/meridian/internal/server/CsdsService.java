@@ -125,11 +125,14 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
   static final String CONTROL_PLANE_KEY = "dev.meridian.control_plane";
 
   /**
-   * The node as the client declared it, plus the identity its certificate proved, if any, and the
-   * server that serves it, if it has an identifier.
+   * The node as the client declared it (its metadata redacted like config: a bootstrap may carry
+   * tokens there), plus the identity its certificate proved, if any, and the server that serves
+   * it, if it has an identifier.
    */
   private static io.envoyproxy.envoy.config.core.v3.Node withIdentity(
-      io.envoyproxy.envoy.config.core.v3.Node node, String identity, String controlPlaneId) {
+      io.envoyproxy.envoy.config.core.v3.Node declared, String identity, String controlPlaneId) {
+    io.envoyproxy.envoy.config.core.v3.Node node = (io.envoyproxy.envoy.config.core.v3.Node)
+        dev.meridian.internal.protocol.Redaction.redact(declared);
     if (identity == null && controlPlaneId == null) {
       return node;
     }

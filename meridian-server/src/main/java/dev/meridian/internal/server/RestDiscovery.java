@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
 import dev.meridian.internal.protocol.HeartbeatPolicy;
+import dev.meridian.internal.protocol.ClientText;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.Outcome;
 import dev.meridian.xds.ResourceType;
@@ -192,10 +193,11 @@ final class RestDiscovery implements HttpHandler {
       if (o instanceof Outcome.Withheld w) {
         hub.metrics().secretWithheld();
         LOG.warn(LogLine.of("secret_withheld").kv("rest", ex.getRequestURI().getPath())
-            .kv("node", stream.node() == null ? null : stream.node().getId())
-            .kv("identity", stream.identity() == null ? "none" : stream.identity())
-            .kv("peer", PeerAddress.format(ex.getRemoteAddress())).kv("name", w.name())
-            .kv("reason", w.reason()).toString());
+            .kv("node", stream.node() == null ? null : ClientText.clip(stream.node().getId()))
+            .kv("identity", stream.identity() == null ? "none" : ClientText.clip(stream.identity()))
+            .kv("peer", PeerAddress.format(ex.getRemoteAddress()))
+            .kv("name", ClientText.clip(w.name())).kv("reason", ClientText.clip(w.reason()))
+            .toString());
       }
     }
     for (Outcome o : outcomes) {
@@ -208,9 +210,11 @@ final class RestDiscovery implements HttpHandler {
           hub.metrics().streamDenied();
           LOG.warn(LogLine.of("stream_denied")
               .kv("rest", ex.getRequestURI().getPath())
-              .kv("node", stream.node() == null ? null : stream.node().getId())
-              .kv("identity", stream.identity() == null ? "none" : stream.identity())
-              .kv("peer", PeerAddress.format(ex.getRemoteAddress())).kv("reason", c.message())
+              .kv("node", stream.node() == null ? null : ClientText.clip(stream.node().getId()))
+              .kv("identity",
+                  stream.identity() == null ? "none" : ClientText.clip(stream.identity()))
+              .kv("peer", PeerAddress.format(ex.getRemoteAddress()))
+              .kv("reason", ClientText.clip(c.message()))
               .toString());
         }
         boolean tooMany = c.code() == Outcome.CloseCode.RESOURCE_EXHAUSTED;

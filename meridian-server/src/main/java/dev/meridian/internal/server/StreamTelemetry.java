@@ -1,5 +1,7 @@
 package dev.meridian.internal.server;
 
+import static dev.meridian.internal.protocol.ClientText.clip;
+
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.Nack;
 import dev.meridian.xds.ResourceType;
@@ -12,7 +14,9 @@ import java.util.Set;
 /**
  * The operational side of one stream, shared by every transport handler (SotW now, Delta later):
  * its {@link StreamInfo}, metrics, push latency and structured log lines. Not thread-safe: the
- * handler calls it from the stream's serial executor, like the protocol core.
+ * handler calls it from the stream's serial executor, like the protocol core. What a client chose
+ * (node, names, versions, messages, and reasons quoting them) is logged {@link
+ * dev.meridian.internal.protocol.ClientText#clip clipped}.
  */
 final class StreamTelemetry {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.xds");
@@ -75,23 +79,23 @@ final class StreamTelemetry {
       metrics.pushLatency(type, System.nanoTime() - started);
     }
     LOG.atDebug().log(() -> LogLine.of("ack").kv("stream", info.id())
-        .kv("type", type.abbreviation()).kv("version", version).toString());
+        .kv("type", type.abbreviation()).kv("version", clip(version)).toString());
   }
 
   void nacked(Nack nack, String group) {
     metrics.nack(nack.type());
     pushStartedAt[nack.type().ordinal()] = 0;
     LOG.warn(LogLine.of("nack")
-        .kv("stream", info.id()).kv("node", nack.nodeId()).kv("group", group)
+        .kv("stream", info.id()).kv("node", clip(nack.nodeId())).kv("group", group)
         .kv("peer", info.peer()).kv("type", nack.type().abbreviation())
-        .kv("rejected_version", nack.rejectedVersion())
-        .kv("kept_version", nack.keptVersion()).kv("code", nack.code())
-        .kv("message", nack.message()).toString());
+        .kv("rejected_version", clip(nack.rejectedVersion()))
+        .kv("kept_version", clip(nack.keptVersion())).kv("code", nack.code())
+        .kv("message", clip(nack.message())).toString());
   }
 
   void ignored(ResourceType type, String reason) {
     LOG.atDebug().log(() -> LogLine.of("ignored").kv("stream", info.id())
-        .kv("type", type.abbreviation()).kv("reason", reason).toString());
+        .kv("type", type.abbreviation()).kv("reason", clip(reason)).toString());
   }
 
   /** Logs {@code stream_open} once the node is known (the first request), or at the close. */
@@ -99,32 +103,32 @@ final class StreamTelemetry {
     if (!announced) {
       announced = true;
       LOG.info(LogLine.of("stream_open").kv("stream", info.id())
-          .kv("node", node == null ? null : node.getId())
-          .kv("cluster", node == null ? null : node.getCluster())
+          .kv("node", node == null ? null : clip(node.getId()))
+          .kv("cluster", node == null ? null : clip(node.getCluster()))
           .kv("group", group).kv("peer", info.peer()).kv("identity", identity())
           .kv("variant", info.variant()).kv("method", info.method()).toString());
     }
   }
 
   private String identity() {
-    return info.identity() == null ? "none" : info.identity();
+    return info.identity() == null ? "none" : clip(info.identity());
   }
 
   /** The node claimed a group its identity may not have: the stream is refused (issue 20). */
   void denied(Node node, String message) {
     metrics.streamDenied();
     LOG.warn(LogLine.of("stream_denied").kv("stream", info.id())
-        .kv("node", node == null ? null : node.getId()).kv("identity", identity())
-        .kv("peer", info.peer()).kv("reason", message).toString());
+        .kv("node", node == null ? null : clip(node.getId())).kv("identity", identity())
+        .kv("peer", info.peer()).kv("reason", clip(message)).toString());
   }
 
   /** A Secret this stream asks for is withheld from it (issue 20). */
   void withheld(Node node, String group, ResourceType type, String name, String reason) {
     metrics.secretWithheld();
     LOG.warn(LogLine.of("secret_withheld").kv("stream", info.id())
-        .kv("node", node == null ? null : node.getId()).kv("group", group)
+        .kv("node", node == null ? null : clip(node.getId())).kv("group", group)
         .kv("identity", identity()).kv("peer", info.peer()).kv("type", type.abbreviation())
-        .kv("name", name).kv("reason", reason).toString());
+        .kv("name", clip(name)).kv("reason", clip(reason)).toString());
   }
 
   /** The stream ended; call once. */
@@ -133,9 +137,9 @@ final class StreamTelemetry {
     requestedTypes.forEach(t -> metrics.typeReleased(info.variant(), t));
     requestedTypes.clear();
     LOG.info(LogLine.of("stream_close").kv("stream", info.id())
-        .kv("node", node == null ? null : node.getId()).kv("peer", info.peer())
+        .kv("node", node == null ? null : clip(node.getId())).kv("peer", info.peer())
         .kv("method", info.method())
         .kv("duration_ms", Duration.between(info.connectedSince(), clock.instant()).toMillis())
-        .kv("reason", reason).toString());
+        .kv("reason", clip(reason)).toString());
   }
 }
