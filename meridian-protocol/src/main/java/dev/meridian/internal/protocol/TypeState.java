@@ -92,16 +92,8 @@ abstract class TypeState {
   /** A NOT_FOUND per-resource error for {@code name}, saying {@code why}. */
   static Status notFound(ResourceType type, String name, String why) {
     return Status.newBuilder().setCode(NOT_FOUND)
-        .setMessage(type.abbreviation() + " resource '" + shown(name) + "' " + why).build();
-  }
-
-  /**
-   * A name as a message quotes it: the error's {@code resource_name} carries it whole, so a
-   * client-chosen name of megabytes is not repeated in full a second time.
-   */
-  static String shown(String name) {
-    return name.length() <= 200 ? name
-        : name.substring(0, 200) + "...(" + (name.length() - 200) + " more characters)";
+        .setMessage(type.abbreviation() + " resource '" + ClientText.clip(name) + "' " + why)
+        .build();
   }
 
   /**
