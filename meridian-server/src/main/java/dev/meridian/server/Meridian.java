@@ -357,8 +357,18 @@ public final class Meridian implements AutoCloseable {
       return this;
     }
 
-    /** Under mTLS on {@link Meridian#start}'s server, the identities (a glob) that may call CSDS. */
+    /**
+     * Under mTLS on {@link Meridian#start}'s server, the identities (a glob) that may call CSDS. A
+     * glob with {@code ://} matches URI identities (SPIFFE IDs), any other DNS host names.
+     *
+     * @throws IllegalArgumentException if the glob can match no identity
+     */
     public Builder csdsIdentity(String glob) {
+      String problem = glob == null ? null
+          : dev.meridian.internal.protocol.Identity.globProblem(glob);
+      if (problem != null) {
+        throw new IllegalArgumentException(problem);
+      }
       this.csdsIdentity = glob;
       return this;
     }
