@@ -317,6 +317,42 @@ class TrustTest {
     assertThat(rest.send(ask, HttpResponse.BodyHandlers.ofString()).body()).isEqualTo(withheld);
   }
 
+  static final String CLUSTER_WITH_INLINE_KEY = """
+        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+          name: leaky
+          connect_timeout: 1s
+          transport_socket:
+            name: envoy.transport_sockets.tls
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+              common_tls_context:
+                tls_certificates: [ { private_key: { inline_string: "LEAKY PRIVATE KEY" } } ]
+      """;
+
+  @Test
+  void underMtlsAClusterInliningAPrivateKeyIsRefusedAtReloadAndAtStart() throws Exception {
+    RawXdsClient.Sotw envoy = RawXdsClient.sotwAds(channel(client("o", ORDERS), caFile), "web-1");
+    envoy.ack(envoy.subscribe(CLUSTER));
+    String leaky = CONFIG.replace("\ngroups:\n", "\n" + CLUSTER_WITH_INLINE_KEY + "groups:\n");
+    Files.writeString(dir.resolve("config.yaml"), leaky);
+    awaitMetric("meridian_config_reloads_total{result=\"failed\"} 1");
+    // The last good config stays: the key went nowhere.
+    RawXdsClient.Sotw later = RawXdsClient.sotwAds(channel(client("l", ORDERS), caFile), "web-2");
+    DiscoveryResponse clusters = later.subscribe(CLUSTER);
+    assertThat(clusters.getResourcesCount()).isEqualTo(1);
+    assertThat(clusters.toString()).doesNotContain("LEAKY PRIVATE KEY");
+    later.close();
+    envoy.close();
+    // A start with it does not listen at all, and says where the key is and what to do.
+    Path config = dir.resolve("leaky.yaml");
+    Files.writeString(config, leaky);
+    assertThatThrownBy(() -> new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0,
+        0, 100).withTls(new MeridianServer.Options.Tls(serverFiles.cert(), serverFiles.key(), caFile)))
+        .start()).hasMessageContaining("Cluster 'leaky' inlines key material at transport_socket"
+            + ".typed_config.common_tls_context.tls_certificates[0].private_key.inline_string")
+        .hasMessageContaining("--tls-client-ca").hasMessageContaining("SDS");
+  }
+
   @Test
   void rotatedServerCertificateServesNewHandshakesWhileConnectedStreamsGoOn() throws Exception {
     RawXdsClient.Sotw before = RawXdsClient.sotwAds(channel(client("a", ORDERS), caFile), "web-1");
