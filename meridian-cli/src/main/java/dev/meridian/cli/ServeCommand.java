@@ -136,7 +136,8 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--csds-identity", paramLabel = "GLOB",
       description = "Under mTLS, the client identities (a glob, e.g. "
-          + "'spiffe://example.org/ns/ops/*') that may read CSDS on the xDS port, which shows "
+          + "'spiffe://example.org/ns/ops/*'; a glob without '://' matches DNS identities) "
+          + "that may read CSDS on the xDS port, which shows "
           + "every client's config (default: none).")
   String csdsIdentity;
 
@@ -258,6 +259,11 @@ final class ServeCommand implements Callable<Integer> {
     if ((tlsCert == null) != (tlsKey == null)) {
       throw new ParameterException(spec.commandLine(),
           "--tls-cert and --tls-key go together: a certificate and its private key");
+    }
+    if (csdsIdentity != null
+        && dev.meridian.internal.protocol.Identity.globProblem(csdsIdentity) != null) {
+      throw new ParameterException(spec.commandLine(), "--csds-identity: "
+          + dev.meridian.internal.protocol.Identity.globProblem(csdsIdentity));
     }
     if (tlsClientCa != null && tlsCert == null) {
       throw new ParameterException(spec.commandLine(),

@@ -17,12 +17,12 @@ import picocli.CommandLine.Spec;
 @Command(name = "validate", mixinStandardHelpOptions = true,
     description = {"Load a config file or directory as `serve` would and run the checks `serve` runs "
         + "on every load, without serving: a config with no resources, dangling references "
-        + "(--reference-check) and, for a config with API listeners, the grpc profile. What `serve` "
+        + "(--reference-check), key material inlined outside Secrets (--mtls) and, for a config with API listeners, the grpc profile. What `serve` "
         + "would log as a warning is printed as 'warning: ...'.",
         "With --profile grpc, also report what proxyless grpc-java clients and servers would reject "
             + "(ERROR: NACKed) or silently ignore (WARNING), naming the resource and field.",
         "Exit status: 0 valid (warnings included), 1 grpc-java would reject something, 2 invalid "
-            + "config or, with --reference-check reject, a config `serve` would refuse."})
+            + "config or, with --reference-check reject or --mtls, a config `serve` would refuse."})
 final class ValidateCommand implements Callable<Integer> {
   /** {@code --profile}: the client rules to check against. */
   enum Profile { GRPC }
@@ -45,6 +45,12 @@ final class ValidateCommand implements Callable<Integer> {
           + "(default ${DEFAULT-VALUE}).")
   ReferenceCheck referenceCheck;
 
+  @Option(names = "--mtls",
+      description = "Check as `serve --tls-client-ca` (mTLS) would: key material inlined in a "
+          + "resource that is not a Secret (a Cluster's UpstreamTlsContext private_key, ...) makes "
+          + "the config rejected (exit 2) instead of a warning.")
+  boolean mtls;
+
   @Spec CommandSpec spec;
 
   @Override
@@ -59,9 +65,12 @@ final class ValidateCommand implements Callable<Integer> {
       return 2;
     }
     // The very checks serve runs on this config (ConfigChecks), with the same mode.
-    ConfigChecks.Result checks = ConfigChecks.run(loaded.config(), referenceCheck);
+    ConfigChecks.Result checks = ConfigChecks.run(loaded.config(), referenceCheck, mtls);
     if (checks.rejected()) {
-      err.println("meridian: config rejected (--reference-check reject), serve would refuse it:");
+      err.println("meridian: config rejected (" + String.join("; ", checks.rejections().stream()
+          .map(f -> f.check() == ConfigChecks.Check.INLINE_KEY
+              ? "--mtls: key material only in Secrets" : "--reference-check reject")
+          .distinct().toList()) + "), serve would refuse it:");
       checks.rejections().forEach(f -> err.println("  " + f));
       return 2;
     }

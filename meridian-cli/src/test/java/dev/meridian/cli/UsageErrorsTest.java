@@ -116,6 +116,14 @@ class UsageErrorsTest {
   }
 
   @Test
+  void aCsdsIdentityGlobThatCanMatchNoIdentityIsAUsageError() {
+    assertThat(run("serve", "--config", "c.yaml", "--csds-identity", "spiffe:/example.org/ops/*"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("--csds-identity: identity glob 'spiffe:/example.org/ops/*' "
+        + "is neither a URI glob");
+  }
+
+  @Test
   void aMisspeltOptionGetsASuggestion() {
     assertThat(run("serve", "--config", "c.yaml", "--xds-prot", "0")).isEqualTo(2);
     assertThat(err.toString()).contains("Unknown options: '--xds-prot'")

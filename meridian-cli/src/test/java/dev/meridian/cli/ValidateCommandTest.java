@@ -100,6 +100,33 @@ class ValidateCommandTest {
     assertThat(out.toString()).doesNotContain("valid");
   }
 
+  /** A Cluster whose UpstreamTlsContext carries its client key inline. */
+  static final String INLINE_KEY = """
+      resources:
+        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+          name: leaky
+          connect_timeout: 1s
+          transport_socket:
+            name: envoy.transport_sockets.tls
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+              common_tls_context:
+                tls_certificates: [ { private_key: { inline_string: "KEY" } } ]
+      """;
+
+  @Test
+  void inlineKeyMaterialIsAWarningAndUnderMtlsARejectionAsServeWouldSay() throws Exception {
+    Path config = write(INLINE_KEY);
+    assertThat(run("validate", "--config", config.toString())).isZero();
+    assertThat(out.toString()).contains("1 warning(s)").contains("warning: inline key material: "
+        + "group 'default': Cluster 'leaky' inlines key material at transport_socket.typed_config"
+        + ".common_tls_context.tls_certificates[0].private_key.inline_string")
+        .contains("reference it by SDS");
+    assertThat(run("validate", "--config", config.toString(), "--mtls")).isEqualTo(2);
+    assertThat(err.toString()).contains("config rejected (--mtls: key material only in Secrets)")
+        .contains("Cluster 'leaky'", "--tls-client-ca");
+  }
+
   @Test
   void referenceCheckOffSkipsDanglingReferencesAsServeDoes() throws Exception {
     assertThat(run("validate", "--config", write(ROUTE_TO_NOWHERE).toString(),

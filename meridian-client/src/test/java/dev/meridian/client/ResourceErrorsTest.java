@@ -91,37 +91,29 @@ class ResourceErrorsTest {
     assertThat(endpoints.events).noneMatch(e -> e.endsWith(":nack"));
   }
 
-  // A plaintext stream has no identity and receives no Secret (docs/security.md): Meridian says
-  // PERMISSION_DENIED, which A88 reports as an error (OnServerDataError), not as an absence.
+  // A plaintext stream has no identity and receives no Secret (docs/security.md). A Secret
+  // withheld from a stream does not exist for it: Meridian says NOT_FOUND, as for a name that is
+  // nowhere, so the client reports an absence and learns nothing about which names exist.
   @ParameterizedTest
   @EnumSource(ClientVariant.class)
-  void permissionDeniedBeforeAnyResourceIsAnErrorNotAnAbsence(ClientVariant v) throws Exception {
+  void aWithheldSecretIsAnAbsenceLikeAMissingOne(ClientVariant v) throws Exception {
     serve(CONFIG.formatted(ORDERS), null);
     connect(v, null);
     RecordingWatcher secrets = new RecordingWatcher();
     client.watch(ResourceType.SECRET, "orders-cert", secrets);
+    RecordingWatcher missing = new RecordingWatcher();
+    client.watch(ResourceType.SECRET, "orders-gone", missing);
 
-    Await.until("the error", () -> !secrets.errors.isEmpty());
-    assertThat(secrets.errors).singleElement().satisfies(e -> {
-      assertThat(e.kind()).isEqualTo(XdsError.Kind.RESOURCE_ERROR);
-      assertThat(e.resourceName()).isEqualTo("orders-cert");
-      assertThat(e.message()).startsWith("PERMISSION_DENIED");
-    });
-    // A later watcher of the name is told at once, from what the client recorded.
-    RecordingWatcher late = new RecordingWatcher();
-    client.watch(ResourceType.SECRET, "orders-cert", late);
-    Await.until("the recorded error", () -> !late.errors.isEmpty());
-    assertThat(secrets.events).noneMatch(e -> e.startsWith("dne:"));
-    assertThat(late.events).noneMatch(e -> e.startsWith("dne:"));
+    Await.until("both reported absent", () -> secrets.events.contains("dne:orders-cert")
+        && missing.events.contains("dne:orders-gone"));
+    assertThat(secrets.errors).isEmpty();
+    assertThat(missing.errors).isEmpty();
   }
 
-  // gRFC A88: "when we receive an error for a resource, we will record the error but still keep
-  // the previous version of the resource cached" (its default, without fail_on_data_errors). A
-  // reload takes the Secret away from this stream's identity: Meridian says PERMISSION_DENIED
-  // (and Delta lists it in removed_resources, which the error overrides).
+  // A reload takes the Secret away from this stream's identity: for the stream it is deleted.
   @ParameterizedTest
   @EnumSource(ClientVariant.class)
-  void permissionDeniedReachesTheWatcherAndKeepsTheCachedResource(ClientVariant v)
+  void aSecretTakenAwayByAReloadIsGoneForTheClientAsIfDeleted(ClientVariant v)
       throws Exception {
     TestCerts.Ca ca = TestCerts.ca("meridian-test-ca");
     Path caFile = ca.writeCert(dir.resolve("ca.crt"));
@@ -137,18 +129,7 @@ class ResourceErrorsTest {
 
     ConfigFiles.replaceByRename(config,
         CONFIG.formatted("spiffe://example.org/ns/payments/*"));
-    Await.until("the error", () -> !secrets.errors.isEmpty());
-    assertThat(secrets.errors).singleElement().satisfies(e -> {
-      assertThat(e.kind()).isEqualTo(XdsError.Kind.RESOURCE_ERROR);
-      assertThat(e.message()).startsWith("PERMISSION_DENIED");
-    });
-    assertThat(secrets.latest).containsKey("orders-cert");
-    assertThat(secrets.events).noneMatch(e -> e.startsWith("dne:"));
-
-    // A new watcher gets the cached Secret and the recorded error.
-    RecordingWatcher late = new RecordingWatcher();
-    client.watch(ResourceType.SECRET, "orders-cert", late);
-    Await.until("the cached secret and the error",
-        () -> late.latest.containsKey("orders-cert") && !late.errors.isEmpty());
+    Await.until("its deletion", () -> secrets.events.contains("dne:orders-cert"));
+    assertThat(secrets.errors).isEmpty();
   }
 }

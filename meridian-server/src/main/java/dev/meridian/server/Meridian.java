@@ -59,6 +59,7 @@ public final class Meridian implements AutoCloseable {
     }
     engine.hub().events(callbacks);
     this.publisher = new Publisher(engine.hub(), placer(b.grouping), b.validation,
+        b.keysOnlyInSecrets != null ? b.keysOnlyInSecrets : b.tls != null && b.tls.clientCa() != null,
         engine::updateHealth);
     engine.resourcesSerializedBy(publisher::resourcesSerialized);
     this.admin = new Admin(engine);
@@ -181,6 +182,8 @@ public final class Meridian implements AutoCloseable {
     private Duration shutdownTimeout = Duration.ofSeconds(10);
     private EmbeddedServer.TlsFiles tls;
     private String csdsIdentity;
+    /** Null: as {@link #tls} says (on with a client CA). */
+    private Boolean keysOnlyInSecrets;
     private PrometheusRegistry metricsRegistry;
     private Bounds bounds = Bounds.DEFAULT;
     private final java.util.List<String> adminAllowedHosts = new java.util.ArrayList<>();
@@ -377,16 +380,42 @@ public final class Meridian implements AutoCloseable {
 
     /**
      * For {@link Meridian#start}: TLS from PEM files (re-read when they change), with
-     * {@code clientCa} (null: none) mutual TLS, which gives streams their identity.
+     * {@code clientCa} (null: none) mutual TLS, which gives streams their identity. With mTLS,
+     * key material goes only in Secrets (sent by identity): a publication that inlines it in
+     * another resource (a Cluster's UpstreamTlsContext private_key, ...) is refused with {@link
+     * InvalidConfigException}, whatever {@link #validation}, as {@code serve --tls-client-ca} does.
      */
     public Builder tls(Path certChain, Path privateKey, Path clientCa) {
       this.tls = new EmbeddedServer.TlsFiles(certChain, privateKey, clientCa);
       return this;
     }
 
-    /** Under mTLS on {@link Meridian#start}'s server, the identities (a glob) that may call CSDS. */
+    /**
+     * Under mTLS on {@link Meridian#start}'s server, the identities (a glob) that may call CSDS. A
+     * glob with {@code ://} matches URI identities (SPIFFE IDs), any other DNS host names.
+     *
+     * @throws IllegalArgumentException if the glob can match no identity
+     */
     public Builder csdsIdentity(String glob) {
+      String problem = glob == null ? null
+          : dev.meridian.internal.protocol.Identity.globProblem(glob);
+      if (problem != null) {
+        throw new IllegalArgumentException(problem);
+      }
       this.csdsIdentity = glob;
+      return this;
+    }
+
+    /**
+     * Whether key material may be published only in Secrets (sent by identity): a publication
+     * that inlines it in another resource (a Cluster's UpstreamTlsContext private_key, a
+     * Listener's session ticket keys, ...) is refused with {@link InvalidConfigException},
+     * whatever {@link #validation}. Default: on when {@link #tls} has a client CA (mTLS, as {@code
+     * serve --tls-client-ca}), else off; turn it on when {@link Meridian#xdsServices()} run on the
+     * application's own mTLS server, which Meridian cannot see.
+     */
+    public Builder keysOnlyInSecrets(boolean on) {
+      this.keysOnlyInSecrets = on;
       return this;
     }
 

@@ -16,9 +16,10 @@ public interface NodeGrouping {
   /**
    * The group of {@code node}, or null to refuse the stream (it ends with PERMISSION_DENIED).
    *
-   * @param identity the SPIFFE ID (else first DNS SAN) of the stream's verified client
-   *     certificate, or null when the stream has none (plaintext, or TLS without client
-   *     certificates)
+   * @param identity the URI SAN (a SPIFFE ID: it holds {@code ://}) of the stream's verified
+   *     client certificate, else its first DNS SAN when that is a host name (which never holds
+   *     {@code :} or {@code /}), or null when the stream has none (plaintext, TLS without client
+   *     certificates, or no SAN that is an identity); tell the two apart before matching
    */
   String groupOf(Node node, String identity);
 

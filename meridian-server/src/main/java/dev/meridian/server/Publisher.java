@@ -2,6 +2,7 @@ package dev.meridian.server;
 
 import com.google.protobuf.Message;
 import dev.meridian.internal.config.ConfigChecks;
+import dev.meridian.internal.config.InlineKeys;
 import dev.meridian.internal.config.ReferenceCheck;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.xds.ResourceType;
@@ -50,8 +51,17 @@ public final class Publisher {
   private Map<String, Map<ResourceType, Map<String, XdsResource>>> groups = Map.of();
   private Map<String, Snapshot> snapshots = Map.of();
 
+  /** Meridian's own server runs mTLS: key material goes only in Secrets, sent by identity. */
+  private final boolean mtls;
+
   Publisher(DiscoveryHub hub, ServedConfig.Placer placer, Validation validation,
       Runnable afterPublish) {
+    this(hub, placer, validation, false, afterPublish);
+  }
+
+  Publisher(DiscoveryHub hub, ServedConfig.Placer placer, Validation validation, boolean mtls,
+      Runnable afterPublish) {
+    this.mtls = mtls;
     this.hub = hub;
     this.placer = placer;
     this.validation = validation;
@@ -66,7 +76,8 @@ public final class Publisher {
    *     names must be unique per type
    * @throws IllegalArgumentException if a resource is not an xDS resource, has no name or
    *     repeats a name; nothing changes
-   * @throws InvalidConfigException under {@link Validation#REJECT}; nothing changes
+   * @throws InvalidConfigException under {@link Validation#REJECT}, and with {@link
+   *     Meridian.Builder#tls} mTLS for key material inlined outside a Secret; nothing changes
    */
   public synchronized Publication set(String group, Collection<? extends Message> resources) {
     return setAll(Map.of(group(group), resources), false);
@@ -108,7 +119,8 @@ public final class Publisher {
   /**
    * Applies {@code change} to {@code group} (created if new), as one config change.
    *
-   * @throws InvalidConfigException under {@link Validation#REJECT}; nothing changes
+   * @throws InvalidConfigException under {@link Validation#REJECT}, and with {@link
+   *     Meridian.Builder#tls} mTLS for key material inlined outside a Secret; nothing changes
    */
   public synchronized Publication update(String group, Change change) {
     Map<ResourceType, Map<String, XdsResource>> before = groups.getOrDefault(group(group), Map.of());
@@ -202,10 +214,29 @@ public final class Publisher {
       nextSnapshots.put(g, Snapshot.of(all, snapshots.getOrDefault(g, Snapshot.empty())));
     }
     ServedConfig config = new ServedConfig(nextSnapshots, placer, SecretAccess.NONE);
+    if (mtls) {
+      // Whatever the validation: under mTLS a key outside a Secret would go to every client of
+      // its group, identity or not. Only the groups this call changes need looking at.
+      List<String> refused = new ArrayList<>();
+      for (String g : touched) {
+        Map<ResourceType, Map<String, XdsResource>> content = next.get(g);
+        if (content != null) {
+          for (Map<String, XdsResource> byName : content.values()) {
+            for (InlineKeys.Found f : InlineKeys.find(g, byName.values())) {
+              refused.add(f.message(true));
+            }
+          }
+        }
+      }
+      if (!refused.isEmpty()) {
+        hub.reloadRejected(refused);
+        throw new InvalidConfigException(refused);
+      }
+    }
     List<String> warnings = List.of();
     if (validation != Validation.OFF) {
       ConfigChecks.Result r = ConfigChecks.run(config,
-          validation == Validation.REJECT ? ReferenceCheck.REJECT : ReferenceCheck.WARN);
+          validation == Validation.REJECT ? ReferenceCheck.REJECT : ReferenceCheck.WARN, mtls);
       if (r.rejected()) {
         // meridian_config_reloads_total{result="failed"}, and the status page's last rejection
         hub.reloadRejected(r.rejectionMessages());

@@ -10,7 +10,8 @@ import java.time.Instant;
  * @param node the node of the stream's first request
  * @param group the group {@link NodeGrouping} placed it in (null when it was refused)
  * @param peer the client's address as {@code host:port}, or {@code "unknown"}
- * @param identity the SPIFFE ID (else first DNS SAN) of its verified client certificate, or null
+ * @param identity its verified client certificate's URI SAN (a SPIFFE ID, with {@code ://}), else
+ *     its first DNS SAN if that is a host name; null: none
  * @param delta whether it is an Incremental (Delta) stream, else State of the World
  * @param service {@code "ads"} on the aggregated service, else the per-type service's
  *     abbreviation ({@code "CDS"}, {@code "EDS"}, ...)

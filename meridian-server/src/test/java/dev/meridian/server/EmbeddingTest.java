@@ -458,6 +458,38 @@ class EmbeddingTest {
   }
 
   @Test
+  void underMtlsAPublicationInliningAPrivateKeyIsRefusedAndChangesNothing(@TempDir Path dir)
+      throws Exception {
+    TestCerts.Ca ca = TestCerts.ca("app-ca");
+    Path caFile = ca.writeCert(dir.resolve("ca.crt"));
+    TestCerts.Written serverFiles = ca.leaf("app").loopback().issue().write(dir, "server");
+    Cluster leaky = cluster("leaky").toBuilder().setTransportSocket(
+        io.envoyproxy.envoy.config.core.v3.TransportSocket.newBuilder().setName("tls")
+            .setTypedConfig(Any.pack(io.envoyproxy.envoy.extensions.transport_sockets.tls.v3
+                .UpstreamTlsContext.newBuilder().setCommonTlsContext(io.envoyproxy.envoy.extensions
+                    .transport_sockets.tls.v3.CommonTlsContext.newBuilder().addTlsCertificates(
+                        io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.TlsCertificate
+                            .newBuilder().setPrivateKey(io.envoyproxy.envoy.config.core.v3
+                                .DataSource.newBuilder().setInlineString("APP PRIVATE KEY"))))
+                .build()))).build();
+    Meridian m = track(Meridian.builder().tls(serverFiles.cert(), serverFiles.key(), caFile)
+        .build());
+    m.publisher().set("default", List.of(cluster("a")));
+    assertThatThrownBy(() -> m.publisher().set("default", List.of(cluster("a"), leaky)))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("Cluster 'leaky' inlines key material at transport_socket"
+            + ".typed_config.common_tls_context.tls_certificates[0].private_key.inline_string")
+        .hasMessageContaining("SDS");
+    assertThat(m.admin().configDumpJson()).contains("\"a\"").doesNotContain("leaky");
+    // Without mTLS it is the application's choice, unless it says its own server is mTLS.
+    Meridian plain = track(Meridian.builder().build());
+    plain.publisher().set("default", List.of(leaky));
+    Meridian own = track(Meridian.builder().keysOnlyInSecrets(true).build());
+    assertThatThrownBy(() -> own.publisher().set("default", List.of(leaky)))
+        .isInstanceOf(InvalidConfigException.class);
+  }
+
+  @Test
   void adminDataIsAvailableAsValuesAndAsAMountableHandler() throws Exception {
     Meridian m = started(Meridian.builder().controlPlaneId("registry-7"));
     m.publisher().set("default", List.of(cluster("a")));

@@ -19,7 +19,12 @@ public final class ConfigChecks {
     /** {@link ReferenceCheck}: a reference a client would wait on forever. */
     DANGLING_REFERENCE("dangling reference"),
     /** {@link GrpcProfile}, for a config with API listeners (meant for proxyless gRPC). */
-    GRPC_PROFILE("grpc profile");
+    GRPC_PROFILE("grpc profile"),
+    /**
+     * {@link InlineKeys}: key material inlined outside a Secret goes to every client of its
+     * group; a warning, refused under mTLS, where Secrets are sent by identity.
+     */
+    INLINE_KEY("inline key material");
 
     final String label;
 
@@ -52,16 +57,35 @@ public final class ConfigChecks {
 
   /** Runs serve's checks on {@code config} with serve's {@code --reference-check} mode. */
   public static Result run(ServedConfig config, ReferenceCheck referenceCheck) {
+    return run(config, referenceCheck, false);
+  }
+
+  /**
+   * Runs serve's checks; {@code mtls}: serve runs with {@code --tls-client-ca}, where inline key
+   * material outside Secrets is refused rather than warned about.
+   */
+  public static Result run(ServedConfig config, ReferenceCheck referenceCheck, boolean mtls) {
+    List<Finding> inline = new ArrayList<>();
+    for (InlineKeys.Found f : InlineKeys.find(config)) {
+      inline.add(new Finding(Check.INLINE_KEY, f.message(mtls)));
+    }
     List<Finding> dangling = new ArrayList<>();
     if (referenceCheck != ReferenceCheck.OFF) {
       for (String p : ReferenceCheck.problems(config)) {
         dangling.add(new Finding(Check.DANGLING_REFERENCE, p));
       }
     }
-    if (referenceCheck == ReferenceCheck.REJECT && !dangling.isEmpty()) {
-      return new Result(List.of(), List.copyOf(dangling));
+    List<Finding> rejections = new ArrayList<>();
+    if (mtls) {
+      rejections.addAll(inline);
     }
-    List<Finding> warnings = new ArrayList<>();
+    if (referenceCheck == ReferenceCheck.REJECT) {
+      rejections.addAll(dangling);
+    }
+    if (!rejections.isEmpty()) {
+      return new Result(List.of(), List.copyOf(rejections));
+    }
+    List<Finding> warnings = new ArrayList<>(inline);
     if (config.resourceCount() == 0) {
       warnings.add(new Finding(Check.EMPTY_CONFIG,
           "no resources at all: every client would be sent an empty config"));

@@ -762,6 +762,8 @@ public final class ConfigLoader {
                   String glob = id.scalar();
                   if (glob == null || glob.isEmpty()) {
                     problem(id, where + ": each identity must be a string glob");
+                  } else if (dev.meridian.internal.protocol.Identity.globProblem(glob) != null) {
+                    problem(id, where + ": " + dev.meridian.internal.protocol.Identity.globProblem(glob));
                   } else {
                     identities.add(glob);
                   }
@@ -804,6 +806,12 @@ public final class ConfigLoader {
         String glob = t.value().scalar();
         if (glob == null) {
           problem(t.value(), where + ": match." + key + " must be a string glob");
+          return null;
+        }
+        if (canonical.equals("identity")
+            && dev.meridian.internal.protocol.Identity.globProblem(glob) != null) {
+          problem(t.value(), where + ": match." + key + ": "
+              + dev.meridian.internal.protocol.Identity.globProblem(glob));
           return null;
         }
         globs.put(canonical, glob);

@@ -88,4 +88,83 @@ class ConfigChecksTest {
       assertThat(f.toString()).startsWith("grpc profile: ERROR Cluster c: ");
     });
   }
+
+  /** A Cluster with a client key inline, a Listener with session ticket keys inline, and the
+   * same kind of key where it belongs: in a Secret. */
+  static final String INLINE_KEYS = """
+      resources:
+        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+          name: backend
+          connect_timeout: 1s
+          transport_socket:
+            name: envoy.transport_sockets.tls
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+              common_tls_context:
+                tls_certificates:
+                  - certificate_chain: { inline_string: "CERT (public)" }
+                    private_key: { inline_string: "CLIENT PRIVATE KEY" }
+        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+          name: by-file
+          connect_timeout: 1s
+          transport_socket:
+            name: envoy.transport_sockets.tls
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+              common_tls_context:
+                tls_certificates: [ { private_key: { filename: /etc/keys/client.key } } ]
+        - "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret
+          name: server-cert
+          tls_certificate: { private_key: { inline_string: "SERVER PRIVATE KEY" } }
+      groups:
+        - name: edge
+          match: { node_id: "edge-*" }
+          resources:
+            - "@type": type.googleapis.com/envoy.config.listener.v3.Listener
+              name: https
+              address: { socket_address: { address: 0.0.0.0, port_value: 443 } }
+              filter_chains:
+                - transport_socket:
+                    name: envoy.transport_sockets.tls
+                    typed_config:
+                      "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
+                      session_ticket_keys: { keys: [ { inline_bytes: "AAAA" } ] }
+      """;
+
+  @Test
+  void keyMaterialInlinedOutsideASecretIsAWarningNamingTheResourceAndFieldAndPointingToSds()
+      throws Exception {
+    ConfigChecks.Result r = ConfigChecks.run(load(INLINE_KEYS), ReferenceCheck.WARN);
+    assertThat(r.rejected()).isFalse();
+    assertThat(r.warnings()).filteredOn(f -> f.check() == ConfigChecks.Check.INLINE_KEY)
+        .extracting(ConfigChecks.Finding::toString).containsExactlyInAnyOrder(
+            "inline key material: group 'default': Cluster 'backend' inlines key material at "
+                + "transport_socket.typed_config.common_tls_context.tls_certificates[0].private_key"
+                + ".inline_string: it is sent to every client placed in the group, whatever its "
+                + "identity; put it in a Secret and reference it by SDS (sds_config / "
+                + "*_sds_secret_config(s))",
+            "inline key material: group 'edge': Listener 'https' inlines key material at "
+                + "filter_chains[0].transport_socket.typed_config.session_ticket_keys.keys[0]"
+                + ".inline_bytes: it is sent to every client placed in the group, whatever its "
+                + "identity; put it in a Secret and reference it by SDS (sds_config / "
+                + "*_sds_secret_config(s))");
+  }
+
+  @Test
+  void underMtlsKeyMaterialInlinedOutsideASecretRejectsTheConfig() throws Exception {
+    ConfigChecks.Result r = ConfigChecks.run(load(INLINE_KEYS), ReferenceCheck.OFF, true);
+    assertThat(r.rejected()).isTrue();
+    assertThat(r.rejectionMessages()).hasSize(2).allSatisfy(m -> assertThat(m)
+        .contains("under --tls-client-ca key material goes only in Secrets", "SDS"));
+    assertThat(r.rejectionMessages()).anySatisfy(m -> assertThat(m).contains("Cluster 'backend'"));
+    // A Secret holding its own key is what SDS is for: no finding, mTLS or not.
+    ConfigChecks.Result secretOnly = ConfigChecks.run(load("""
+        resources:
+          - "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret
+            name: server-cert
+            tls_certificate: { private_key: { inline_string: "SERVER PRIVATE KEY" } }
+        """), ReferenceCheck.OFF, true);
+    assertThat(secretOnly.rejected()).isFalse();
+    assertThat(secretOnly.warnings()).isEmpty();
+  }
 }

@@ -85,4 +85,32 @@ class TrustConfigTest {
         .hasMessageContaining("expected node_id, node_cluster or identity")
         .hasMessageContaining("did you mean `identity`");
   }
+
+  @Test
+  void anIdentityGlobIsAUriGlobWithSchemeSlashesElseADnsGlobAndOneThatIsNeitherIsRefused()
+      throws Exception {
+    ServedConfig c = load("""
+        groups:
+          - name: hosts
+            match: { identity: "*.hosts.example.org" }
+        """);
+    assertThat(c.place(node("a"), "api.hosts.example.org").group()).isEqualTo("hosts");
+    // A URI identity never falls to a DNS glob, even one it would spell out.
+    assertThat(c.place(node("a"), "spiffe://x/api.hosts.example.org").group())
+        .isEqualTo(ServedConfig.DEFAULT_GROUP);
+    Path p = dir.resolve("bad.yaml");
+    Files.writeString(p, """
+        groups:
+          - name: g
+            match: { identity: "spiffe:/example.org/*" }
+        secret_access:
+          - secrets: "x-*"
+            identities: ["ops@example.org"]
+        """);
+    assertThatThrownBy(() -> new ConfigLoader().load(p)).isInstanceOfSatisfying(ConfigException.class,
+        e -> assertThat(e.problems())
+            .anyMatch(m -> m.contains("match.identity") && m.contains("'spiffe:/example.org/*' is "
+                + "neither a URI glob"))
+            .anyMatch(m -> m.contains("secret_access[0]") && m.contains("'ops@example.org'")));
+  }
 }

@@ -14,7 +14,7 @@ public final class NodeMatcher {
   private final String identityGlob;
   private final Pattern nodeId;
   private final Pattern nodeCluster;
-  private final Pattern identity;
+  private final Identity.Glob identity;
 
   public NodeMatcher(String nodeIdGlob, String nodeClusterGlob) {
     this(nodeIdGlob, nodeClusterGlob, null);
@@ -27,7 +27,7 @@ public final class NodeMatcher {
     this.identityGlob = identityGlob;
     this.nodeId = nodeIdGlob == null ? null : glob(nodeIdGlob);
     this.nodeCluster = nodeClusterGlob == null ? null : glob(nodeClusterGlob);
-    this.identity = identityGlob == null ? null : glob(identityGlob);
+    this.identity = identityGlob == null ? null : new Identity.Glob(identityGlob);
   }
 
   /** Whether what the node declares (id, cluster) matches; identity aside. */
@@ -46,9 +46,12 @@ public final class NodeMatcher {
     return identity != null;
   }
 
-  /** Whether {@code verified} (null: none) is allowed; any, when no identity is required. */
+  /**
+   * Whether {@code verified} (null: none) is allowed; any, when no identity is required. Typed: a
+   * URI glob allows only URI identities, a DNS glob only host names ({@link Identity}).
+   */
   public boolean allowsIdentity(String verified) {
-    return identity == null || (verified != null && identity.matcher(verified).matches());
+    return identity == null || identity.matches(verified);
   }
 
   /** The node id glob, or null: any. */

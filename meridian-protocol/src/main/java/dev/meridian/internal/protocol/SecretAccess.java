@@ -8,6 +8,7 @@ import java.util.regex.Pattern;
  * (unless plaintext secrets were allowed for local development); the rules whose {@code secrets}
  * glob matches its name narrow that to their identity globs. A Secret no rule names goes to any
  * verified identity placed in its group (whose own {@code match.identity} already applies).
+ * Identity globs are typed ({@link Identity}).
  */
 public final class SecretAccess {
   /** Secrets whose name matches {@code secrets} go only to identities matching one of {@code identities}. */
@@ -21,13 +22,13 @@ public final class SecretAccess {
 
   private final List<Rule> rules;
   private final List<Pattern> secretPatterns;
-  private final List<List<Pattern>> identityPatterns;
+  private final List<List<Identity.Glob>> identityPatterns;
 
   public SecretAccess(List<Rule> rules) {
     this.rules = List.copyOf(rules);
     this.secretPatterns = this.rules.stream().map(r -> NodeMatcher.glob(r.secrets())).toList();
     this.identityPatterns = this.rules.stream()
-        .map(r -> r.identities().stream().map(NodeMatcher::glob).toList()).toList();
+        .map(r -> r.identities().stream().map(Identity.Glob::new).toList()).toList();
   }
 
   public List<Rule> rules() {
@@ -46,8 +47,8 @@ public final class SecretAccess {
     for (int i = 0; i < rules.size(); i++) {
       if (secretPatterns.get(i).matcher(name).matches()) {
         named = true;
-        for (Pattern p : identityPatterns.get(i)) {
-          if (p.matcher(identity).matches()) {
+        for (Identity.Glob p : identityPatterns.get(i)) {
+          if (p.matches(identity)) { // typed: a URI glob never takes a DNS name, nor the reverse
             return true;
           }
         }

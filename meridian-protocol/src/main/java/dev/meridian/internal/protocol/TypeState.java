@@ -19,7 +19,6 @@ import java.util.function.Supplier;
 abstract class TypeState {
   /** google.rpc.Code values of per-resource errors (the enum is not on this module's path). */
   static final int NOT_FOUND = 5;
-  static final int PERMISSION_DENIED = 7;
   final ResourceType type;
   final ClientFeatures features;
   final Clock clock;
@@ -130,8 +129,8 @@ abstract class TypeState {
 
   /**
    * The one rule of per-resource errors (TP3, {@code resource_errors}): a name the client asks
-   * for that is absent for this stream is reported with why ({@link #absence}: NOT_FOUND, or
-   * PERMISSION_DENIED for a Secret withheld from it) when that is first known, and again only if
+   * for that is absent for this stream is reported with why ({@link #absence}: NOT_FOUND, a
+   * withheld Secret alike) when that is first known, and again only if
    * the reason changes. Called where each variant decides that a requested name does not exist.
    */
   final void absent(String name) {

@@ -109,17 +109,12 @@ public abstract class XdsStream<Q extends Message, S extends TypeState> {
   /**
    * Why {@code name}, which this stream asks for, is absent for it: the per-resource error (TP3
    * {@code resource_errors}) that the type states report where they decide it does not exist.
-   * PERMISSION_DENIED for a Secret that exists but is withheld from this stream (issue 20);
-   * otherwise NOT_FOUND, saying so when the name's xdstp authority is not one this server serves
-   * ({@code serve --authority}, A47), since then it never will exist here.
+   * NOT_FOUND, saying so when the name's xdstp authority is not one this server serves ({@code
+   * serve --authority}, A47), since then it never will exist here. A Secret withheld from this
+   * stream is said exactly as a missing one: a client without access must not learn which names
+   * exist (the refusal is logged on the server, {@link Outcome.Withheld}).
    */
   private com.google.rpc.Status absence(ResourceType type, String name) {
-    com.google.rpc.Status.Builder e = com.google.rpc.Status.newBuilder();
-    if (type == ResourceType.SECRET && secretsWithheld.contains(name)) {
-      return e.setCode(TypeState.PERMISSION_DENIED)
-          .setMessage("Secret '" + name + "' is withheld from this stream: " + (identity == null
-              ? "no verified identity" : "identity '" + identity + "' is not allowed")).build();
-    }
     String authority = XdstpName.authorityOf(name);
     if (authority != null && placedIn != null && !placedIn.servesAuthority(authority)) {
       return TypeState.notFound(type, name, "does not exist here: its authority '" + authority

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -252,21 +253,49 @@ class TrustRulesTest {
     return FederationRulesTest.errors(out);
   }
 
+  @Test
+  void identityGlobsAreTypedAUriGlobTakesOnlyUrisADnsGlobOnlyHostNames() {
+    NodeMatcher anyDns = new NodeMatcher(null, null, "*");
+    assertThat(anyDns.allowsIdentity("api.example.org")).isTrue();
+    assertThat(anyDns.allowsIdentity(PAYMENTS)).isFalse(); // '*' is a DNS glob: never a URI
+    assertThat(anyDns.allowsIdentity("*.example.org")).isFalse(); // a wildcard is no host name
+    NodeMatcher spiffe = new NodeMatcher(null, null, "spiffe://example.org/*");
+    assertThat(spiffe.allowsIdentity(PAYMENTS)).isTrue();
+    assertThat(spiffe.allowsIdentity("api.example.org")).isFalse();
+    SecretAccess dnsOnly = new SecretAccess(List.of(new SecretAccess.Rule("orders-*",
+        List.of("*.example.org"))));
+    assertThat(dnsOnly.allows("orders-cert", "orders.example.org", false)).isTrue();
+    assertThat(dnsOnly.allows("orders-cert", "spiffe://x/.example.org", false)).isFalse();
+    assertThat(Identity.globProblem("spiffe://example.org/*")).isNull();
+    assertThat(Identity.globProblem("*.example.org")).isNull();
+    assertThat(Identity.globProblem("spiffe:/example.org/*")).contains("neither a URI glob");
+    assertThat(Identity.isHostName("a-b.example.org")).isTrue();
+    assertThat(Identity.isHostName("-a.example.org")).isFalse();
+    assertThat(Identity.isHostName("a..org")).isFalse();
+    assertThat(Identity.isHostName("x".repeat(64) + ".org")).isFalse();
+  }
+
   @ParameterizedTest
   @EnumSource(Variant.class)
-  void withheldSecretIsReportedAsPermissionDeniedThenAsNotFoundOnceDeleted(Variant v) {
+  void withheldSecretIsReportedExactlyAsAMissingOneAndLoggedOnce(Variant v) {
     SecretAccess access = new SecretAccess(List.of(
         new SecretAccess.Rule("orders-*", List.of("spiffe://example.org/ns/orders/*"))));
     Client wrong = new Client(v, "web-1", PAYMENTS, false,
         config(access, secret("orders-cert"), secret("shared")));
-    List<Outcome> out = wrong.ask("orders-cert", "shared");
-    assertThat(errors(out)).containsExactly(Map.entry("orders-cert", 7)); // PERMISSION_DENIED
-    assertThat(FederationRulesTest.errorList(out).get(0).getErrorDetail().getMessage())
-        .contains(PAYMENTS);
-    assertThat(errors(wrong.ack())).isEmpty(); // said once
-    // The reason changes (it no longer exists at all): said again, as NOT_FOUND.
-    assertThat(errors(wrong.reload(config(access, secret("shared")))))
-        .containsExactly(Map.entry("orders-cert", 5));
+    List<Outcome> out = wrong.ask("orders-cert", "orders-nope", "shared");
+    assertThat(errors(out)).containsOnly(Map.entry("orders-cert", 5), Map.entry("orders-nope", 5));
+    List<io.envoyproxy.envoy.service.discovery.v3.ResourceError> said =
+        FederationRulesTest.errorList(out);
+    // Same code, same words: only the name differs, so the client cannot tell which exists.
+    assertThat(said).extracting(e -> e.getErrorDetail().getMessage()
+        .replace(e.getResourceName().getName(), "NAME")).containsOnly("SDS resource 'NAME' does not exist");
+    if (wrong.delta()) {
+      assertThat(removed(out)).containsExactlyInAnyOrder("orders-cert", "orders-nope");
+    }
+    // The server knows: the refusal is its log line's, once per stream and name.
+    assertThat(withheld(out)).extracting(Outcome.Withheld::name).containsExactly("orders-cert");
+    assertThat(errors(wrong.ack())).isEmpty();
+    assertThat(withheld(wrong.ask("orders-cert", "orders-nope", "shared"))).isEmpty();
   }
 
   @ParameterizedTest

@@ -120,6 +120,8 @@ final class AdminJson {
     o.addProperty("group", s.group());
     o.addProperty("peer", i.peer());
     o.addProperty("identity", clip(i.identity()));
+    // uri (a SPIFFE ID, from the URI SAN) or dns (a host name, from a DNS SAN): globs are typed
+    o.addProperty("identity_type", dev.meridian.internal.protocol.Identity.typeOf(i.identity()));
     o.addProperty("variant", i.variant());
     o.addProperty("ads", i.ads());
     o.addProperty("service", i.service());

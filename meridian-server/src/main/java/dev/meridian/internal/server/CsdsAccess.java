@@ -25,7 +25,8 @@ final class CsdsAccess implements ServerInterceptor {
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
       ServerCallHandler<Q, R> next) {
-    String identity = Identities.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
+    String identity = Identities.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION))
+        .identity();
     if (allowed == null || identity == null || !allowed.allowsIdentity(identity)) {
       call.close(Status.PERMISSION_DENIED.withDescription(allowed == null
           ? "CSDS shows every client's config; under mTLS only the identities of "

@@ -116,6 +116,8 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
 
   /** Metadata key under which CSDS shows a stream's verified identity (issue 20). */
   static final String IDENTITY_KEY = "dev.meridian.identity";
+  /** Its type, {@code uri} or {@code dns}, as {@code /clients} shows it. */
+  static final String IDENTITY_TYPE_KEY = "dev.meridian.identity_type";
 
   /**
    * Metadata key under which CSDS shows the server that serves the client (issue 21): this
@@ -140,6 +142,11 @@ final class CsdsService extends ClientStatusDiscoveryServiceGrpc.ClientStatusDis
     if (identity != null) {
       b.getMetadataBuilder().putFields(IDENTITY_KEY,
           com.google.protobuf.Value.newBuilder().setStringValue(identity).build());
+      String type = dev.meridian.internal.protocol.Identity.typeOf(identity);
+      if (type != null) {
+        b.getMetadataBuilder().putFields(IDENTITY_TYPE_KEY,
+            com.google.protobuf.Value.newBuilder().setStringValue(type).build());
+      }
     }
     if (controlPlaneId != null) {
       b.getMetadataBuilder().putFields(CONTROL_PLANE_KEY,

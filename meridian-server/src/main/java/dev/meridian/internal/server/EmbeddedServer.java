@@ -74,6 +74,8 @@ public final class EmbeddedServer implements AutoCloseable {
   private final HealthStatusManager health = new HealthStatusManager();
   /** {@code --max-streams}, across every server the xDS services are added to. */
   private final StreamCap streamCap;
+  /** Each call's peer and identity; one for every service, so its refusal log is rate-limited once. */
+  private final PeerAddress peers = new PeerAddress(Clock.systemUTC());
   private final AtomicBoolean closing = new AtomicBoolean();
   private final AtomicBoolean healthStopped = new AtomicBoolean();
   private final List<AutoCloseable> owned = new ArrayList<>();
@@ -150,7 +152,7 @@ public final class EmbeddedServer implements AutoCloseable {
         heartbeats(), settings.plaintextSecrets(), settings.bounds().maxRequestRate(),
         settings.bounds().maxResourceNames())) {
       // The last interceptor runs first: a call over the cap costs nothing further.
-      defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), new PeerAddress(),
+      defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), peers,
           streamCap));
     }
     return defs;
@@ -158,7 +160,7 @@ public final class EmbeddedServer implements AutoCloseable {
 
   /** CSDS over the hub's streams; it shows every client's config, so the application guards it. */
   public ServerServiceDefinition csdsService() {
-    return ServerInterceptors.intercept(csds, new PeerAddress());
+    return ServerInterceptors.intercept(csds, peers);
   }
 
   /** The standard gRPC health service: SERVING while {@link #isReady}. */
@@ -240,8 +242,8 @@ public final class EmbeddedServer implements AutoCloseable {
     xdsServices().forEach(b::addService);
     b.addService(healthService());
     b.addService(tls != null && tls.requiresClientCertificates()
-        ? ServerInterceptors.intercept(csds, new CsdsAccess(csdsIdentity), new PeerAddress())
-        : ServerInterceptors.intercept(csds, new PeerAddress()));
+        ? ServerInterceptors.intercept(csds, new CsdsAccess(csdsIdentity), peers)
+        : ServerInterceptors.intercept(csds, peers));
     grpc = b.build().start();
     updateHealth();
     return port();

@@ -422,11 +422,18 @@ public final class MeridianServer implements AutoCloseable {
         .kv("path", options.config()).toString());
   }
 
+  /** The flags whose rule refused a config, for the first line of the refusal. */
+  static String rejectedBy(ConfigChecks.Result checks) {
+    return checks.rejections().stream().map(f -> f.check() == ConfigChecks.Check.INLINE_KEY
+        ? "--tls-client-ca: key material only in Secrets" : "--reference-check reject")
+        .distinct().collect(java.util.stream.Collectors.joining("; "));
+  }
+
   /** Puts a config in force: serve's checks, then the hub; throws to keep the last one. */
   private int serve(ConfigLoader.Loaded loaded) throws ConfigException {
     ConfigChecks.Result checks = check(loaded.config());
     if (checks.rejected()) {
-      List<String> why = new ArrayList<>(List.of("config rejected (--reference-check reject)"));
+      List<String> why = new ArrayList<>(List.of("config rejected (" + rejectedBy(checks) + ")"));
       why.addAll(checks.rejectionMessages());
       throw new ConfigException(why);
     }
@@ -499,7 +506,9 @@ public final class MeridianServer implements AutoCloseable {
    * runs) and logs what they found; a config with API listeners gets the grpc profile (issue 5).
    */
   private ConfigChecks.Result check(ServedConfig config) {
-    ConfigChecks.Result r = ConfigChecks.run(config, options.referenceCheck());
+    // Under mTLS keys go by identity, in Secrets: key material inlined elsewhere is refused.
+    ConfigChecks.Result r = ConfigChecks.run(config, options.referenceCheck(),
+        options.tls() != null && options.tls().clientCa() != null);
     for (ConfigChecks.Finding f : r.rejections()) {
       LOG.warn("{}", f);
     }

@@ -12,19 +12,47 @@ import java.net.SocketAddress;
 
 /**
  * Makes each call's remote address, and the identity of its verified client certificate (issue
- * 20), available to stream handlers through the gRPC Context.
+ * 20), available to stream handlers through the gRPC Context. A call whose certificate proves no
+ * single identity (two URI SANs, {@link Identities}) is refused UNAUTHENTICATED, saying why, and
+ * logged ({@code certificate_refused}, once a minute per certificate and peer address).
  */
 final class PeerAddress implements ServerInterceptor {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server");
   static final Context.Key<String> KEY = Context.key("meridian-peer");
   static final Context.Key<String> IDENTITY = Context.key("meridian-identity");
+  private final LogGate refusals;
+
+  PeerAddress(java.time.Clock clock) {
+    this.refusals = new LogGate(clock, java.time.Duration.ofMinutes(1));
+  }
 
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
       ServerCallHandler<Q, R> next) {
-    String peer = format(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
-    String identity = Identities.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
+    java.net.SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    String peer = format(remote);
+    Identities.Proof proof = Identities.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
+    if (proof.refusal() != null) {
+      refused(proof.refusal(), host(remote), peer, call.getMethodDescriptor().getFullMethodName());
+      call.close(io.grpc.Status.UNAUTHENTICATED.withDescription(proof.refusal()
+          + ": this server will not choose among them, no stream is opened"), new Metadata());
+      return new ServerCall.Listener<>() {};
+    }
     return Contexts.interceptCall(Context.current().withValue(KEY, peer)
-        .withValue(IDENTITY, identity), call, headers, next);
+        .withValue(IDENTITY, proof.identity()), call, headers, next);
+  }
+
+  /** Logs a certificate refused on {@code where} (a method, a REST path), rate-limited. */
+  void refused(String why, String host, String peer, String where) {
+    if (refusals.open(host + " " + why)) {
+      LOG.warn(dev.meridian.internal.protocol.LogLine.of("certificate_refused").kv("peer", peer)
+          .kv("call", where).kv("reason", why).toString());
+    }
+  }
+
+  static String host(java.net.SocketAddress address) {
+    return address instanceof InetSocketAddress a && a.getAddress() != null
+        ? a.getAddress().getHostAddress() : String.valueOf(address);
   }
 
   /** The current call's verified identity, or null (plaintext, or no usable certificate). */

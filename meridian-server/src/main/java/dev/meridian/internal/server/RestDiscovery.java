@@ -67,6 +67,10 @@ final class RestDiscovery implements HttpHandler {
   private final int maxNames;
   private final java.util.concurrent.atomic.AtomicInteger held =
       new java.util.concurrent.atomic.AtomicInteger();
+  /** Refused certificates are logged as on gRPC; each poll is a new stream, so withheld Secrets
+   * are logged once a minute per identity and name, not on every poll. */
+  private final PeerAddress peers;
+  private final LogGate withheldLog;
 
   /** @param http the executor of the port it serves on, told when a request's body is read */
   RestDiscovery(DiscoveryHub hub, Clock clock, HeartbeatPolicy heartbeats, Executor pool,
@@ -83,6 +87,8 @@ final class RestDiscovery implements HttpHandler {
     this.pool = pool;
     this.timers = timers;
     this.maxWait = maxWait;
+    this.peers = new PeerAddress(clock);
+    this.withheldLog = new LogGate(clock, Duration.ofMinutes(1));
   }
 
   @Override
@@ -93,6 +99,14 @@ final class RestDiscovery implements HttpHandler {
       text(ex, 404, "not found: " + path + " (REST-JSON serves POST " + PREFIX + "{"
           + String.join("|", new java.util.TreeSet<>(PATHS.keySet())) + "}; there is no ADS or"
           + " Delta over REST)\n");
+      return;
+    }
+    Identities.Proof proof = ex instanceof com.sun.net.httpserver.HttpsExchange https
+        ? Identities.of(https.getSSLSession()) : Identities.Proof.NONE;
+    if (proof.refusal() != null) {
+      peers.refused(proof.refusal(), PeerAddress.host(ex.getRemoteAddress()),
+          PeerAddress.format(ex.getRemoteAddress()), path);
+      text(ex, 401, proof.refusal() + ": this server will not choose among them\n");
       return;
     }
     if (!hub.isLoaded()) {
@@ -145,8 +159,7 @@ final class RestDiscovery implements HttpHandler {
     stream.withControlPlane(hub.controlPlane());
     stream.withMaxResourceNames(maxNames);
     // The same trust rules as gRPC: the identity of the verified client certificate (issue 20).
-    stream.withIdentity(ex instanceof com.sun.net.httpserver.HttpsExchange https
-        ? Identities.of(https.getSSLSession()) : null, plaintextSecrets);
+    stream.withIdentity(proof.identity(), plaintextSecrets);
     req = req.toBuilder().clearResponseNonce().build();
     if (answered(ex, stream, stream.onRequest(req, hub.current()))) {
       return;
@@ -192,12 +205,15 @@ final class RestDiscovery implements HttpHandler {
     for (Outcome o : outcomes) {
       if (o instanceof Outcome.Withheld w) {
         hub.metrics().secretWithheld();
-        LOG.warn(LogLine.of("secret_withheld").kv("rest", ex.getRequestURI().getPath())
-            .kv("node", stream.node() == null ? null : ClientText.clip(stream.node().getId()))
-            .kv("identity", stream.identity() == null ? "none" : ClientText.clip(stream.identity()))
-            .kv("peer", PeerAddress.format(ex.getRemoteAddress()))
-            .kv("name", ClientText.clip(w.name())).kv("reason", ClientText.clip(w.reason()))
-            .toString());
+        if (withheldLog.open(stream.identity() + " " + w.name())) {
+          LOG.warn(LogLine.of("secret_withheld").kv("rest", ex.getRequestURI().getPath())
+              .kv("node", stream.node() == null ? null : ClientText.clip(stream.node().getId()))
+              .kv("identity", stream.identity() == null ? "none"
+                  : ClientText.clip(stream.identity()))
+              .kv("peer", PeerAddress.format(ex.getRemoteAddress()))
+              .kv("name", ClientText.clip(w.name())).kv("reason", ClientText.clip(w.reason()))
+              .toString());
+        }
       }
     }
     for (Outcome o : outcomes) {

@@ -137,6 +137,9 @@ class TrustTest {
         .fetchClientStatus(io.envoyproxy.envoy.service.status.v3.ClientStatusRequest.getDefaultInstance());
     assertThat(csds.getConfig(0).getNode().getMetadata().getFieldsOrThrow(CsdsService.IDENTITY_KEY)
         .getStringValue()).isEqualTo(ORDERS);
+    assertThat(csds.getConfig(0).getNode().getMetadata()
+        .getFieldsOrThrow(CsdsService.IDENTITY_TYPE_KEY).getStringValue()).isEqualTo("uri");
+    assertThat(clients.body()).contains("\"identity_type\": \"uri\"");
     // CSDS shows every client's config: a workload identity may not read it (--csds-identity).
     assertThatThrownBy(() -> io.envoyproxy.envoy.service.status.v3.ClientStatusDiscoveryServiceGrpc
         .newBlockingStub(channel(client("nosy", ORDERS), caFile))
@@ -174,12 +177,12 @@ class TrustTest {
     RawXdsClient.Sotw s = RawXdsClient.sotwAds(channel(client("bare", null), caFile), "web-1");
     assertThat(s.subscribe(CLUSTER).getResourcesCount()).isEqualTo(1);
     s.send(SECRET, "", "", "shared-ca");
-    // Not sent; said why, per resource (issue 26, TP3 resource_errors).
+    // Not sent; for this stream it does not exist (TP3 resource_errors).
     DiscoveryResponse refused = s.take(SECRET);
     assertThat(refused.getResourcesCount()).isZero();
     assertThat(refused.getResourceErrorsList()).singleElement().satisfies(e -> {
       assertThat(e.getResourceName().getName()).isEqualTo("shared-ca");
-      assertThat(e.getErrorDetail().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED.value());
+      assertThat(e.getErrorDetail().getCode()).isEqualTo(Status.Code.NOT_FOUND.value());
     });
     RawXdsClient.Sotw claimer = RawXdsClient.sotwAds(channel(client("bare2", null), caFile),
         "payments-1");
@@ -224,6 +227,130 @@ class TrustTest {
     RawXdsClient.Sotw owner = RawXdsClient.sotwAds(channel(client("o", ORDERS), caFile), "web-o");
     assertThat(secretNames(owner.subscribe(SECRET, "orders-cert"))).containsExactly("orders-cert");
     owner.close();
+  }
+
+  @Test
+  void aDnsSanSpelledLikeASpiffeIdIsNoIdentity() throws Exception {
+    TestCerts.Written spoof = ca.leaf("spoof").dns(PAYMENTS).issue().write(dir, "spoof");
+    // Not payments: its claim to a payments node id is refused, and no Secret comes.
+    RawXdsClient.Sotw claimer = RawXdsClient.sotwAds(channel(spoof, caFile), "payments-1");
+    claimer.send(SECRET, "", "");
+    Status denied = claimer.awaitClose();
+    assertThat(denied.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+    assertThat(denied.getDescription()).contains("identity is none");
+    RawXdsClient.Sotw web = RawXdsClient.sotwAds(channel(spoof, caFile), "web-1");
+    assertThat(web.subscribe(SECRET, "shared-ca").getResourcesCount()).isZero();
+    web.close();
+    // Nor is a DNS SAN spelled like the CSDS identity an operator's.
+    TestCerts.Written ops = ca.leaf("ops-spoof").dns("spiffe://example.org/ns/ops/sa/cli").issue()
+        .write(dir, "ops-spoof");
+    assertThatThrownBy(() -> io.envoyproxy.envoy.service.status.v3.ClientStatusDiscoveryServiceGrpc
+        .newBlockingStub(channel(ops, caFile))
+        .fetchClientStatus(io.envoyproxy.envoy.service.status.v3.ClientStatusRequest.getDefaultInstance()))
+        .hasMessageContaining("PERMISSION_DENIED").hasMessageContaining("identity none");
+    // A host name is a DNS identity, shown as such, and a URI glob does not take it.
+    RawXdsClient.Sotw host = RawXdsClient.sotwAds(channel(ca.leaf("host").dns("api.example.org")
+        .issue().write(dir, "host"), caFile), "web-2");
+    assertThat(host.subscribe(CLUSTER).getResourcesCount()).isEqualTo(1);
+    assertThat(clients()).contains("\"identity\": \"api.example.org\"",
+        "\"identity_type\": \"dns\"");
+    host.close();
+  }
+
+  @Test
+  void aCertificateWithTwoUriSansOpensNoStreamOnXdsRestOrCsds() throws Exception {
+    TestCerts.Written two = ca.leaf("two").uri(ORDERS).uri(PAYMENTS).issue().write(dir, "two");
+    RawXdsClient.Sotw s = RawXdsClient.sotwAds(channel(two, caFile), "web-1");
+    s.send(CLUSTER, "", "");
+    Status refused = s.awaitClose();
+    assertThat(refused.getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+    assertThat(refused.getDescription()).contains("2 URI SANs", ORDERS, PAYMENTS, "exactly one");
+    assertThatThrownBy(() -> io.envoyproxy.envoy.service.status.v3.ClientStatusDiscoveryServiceGrpc
+        .newBlockingStub(channel(ca.leaf("two-ops").uri("spiffe://example.org/ns/ops/sa/cli")
+            .uri(ORDERS).issue().write(dir, "two-ops"), caFile))
+        .fetchClientStatus(io.envoyproxy.envoy.service.status.v3.ClientStatusRequest.getDefaultInstance()))
+        .hasMessageContaining("UNAUTHENTICATED").hasMessageContaining("2 URI SANs");
+    HttpResponse<String> rest = https(two).send(restPost("secrets",
+        "{\"node\": {\"id\": \"r-1\"}, \"resource_names\": [\"orders-cert\"]}"),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(rest.statusCode()).isEqualTo(401);
+    assertThat(rest.body()).contains("2 URI SANs").doesNotContain("ORDERS PRIVATE KEY");
+  }
+
+  String clients() throws Exception {
+    return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+        + server.httpPort() + "/clients")).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  @Test
+  void aWithheldSecretLooksExactlyLikeAMissingOneOnSotwDeltaAndRest() throws Exception {
+    // orders-cert exists and is withheld from payments; orders-gone never existed.
+    RawXdsClient.Sotw sotw = RawXdsClient.sotwAds(channel(client("ws", PAYMENTS), caFile), "web-s");
+    DiscoveryResponse r = sotw.subscribe(SECRET, "orders-cert", "orders-gone");
+    assertThat(r.getResourcesCount()).isZero();
+    assertThat(r.getResourceErrorsList()).hasSize(2).allSatisfy(e -> {
+      assertThat(e.getErrorDetail().getCode()).isEqualTo(Status.Code.NOT_FOUND.value());
+      assertThat(e.getErrorDetail().getMessage().replace(e.getResourceName().getName(), "NAME"))
+          .isEqualTo("SDS resource 'NAME' does not exist");
+    });
+    sotw.close();
+    RawXdsClient.Delta delta = RawXdsClient.deltaAds(channel(client("wd", PAYMENTS), caFile), "web-d");
+    DeltaDiscoveryResponse d = delta.subscribe(SECRET, "orders-cert", "orders-gone");
+    assertThat(d.getResourcesList()).isEmpty();
+    assertThat(d.getRemovedResourcesList()).containsExactlyInAnyOrder("orders-cert", "orders-gone");
+    assertThat(d.getResourceErrorsList()).hasSize(2).allSatisfy(e -> {
+      assertThat(e.getErrorDetail().getCode()).isEqualTo(Status.Code.NOT_FOUND.value());
+      assertThat(e.getErrorDetail().getMessage().replace(e.getResourceName().getName(), "NAME"))
+          .isEqualTo("SDS resource 'NAME' does not exist");
+    });
+    delta.close();
+    HttpClient rest = https(client("wr", PAYMENTS));
+    HttpRequest ask = restPost("secrets", "{\"node\": {\"id\": \"r-w\"},"
+        + " \"resource_names\": [\"orders-cert\"]}");
+    String withheld = rest.send(ask, HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(withheld).contains("\"code\": 5").doesNotContain("ORDERS PRIVATE KEY");
+    // The server says which it was.
+    assertThat(metrics()).contains("meridian_secrets_withheld_total 3");
+    // Once orders-cert is deleted, the answer is the very same, version_info included.
+    Files.writeString(dir.resolve("config.yaml"), CONFIG.replace("name: orders-cert", "name: other"));
+    awaitMetric("meridian_config_reloads_total{result=\"ok\"} 1");
+    assertThat(rest.send(ask, HttpResponse.BodyHandlers.ofString()).body()).isEqualTo(withheld);
+  }
+
+  static final String CLUSTER_WITH_INLINE_KEY = """
+        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+          name: leaky
+          connect_timeout: 1s
+          transport_socket:
+            name: envoy.transport_sockets.tls
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+              common_tls_context:
+                tls_certificates: [ { private_key: { inline_string: "LEAKY PRIVATE KEY" } } ]
+      """;
+
+  @Test
+  void underMtlsAClusterInliningAPrivateKeyIsRefusedAtReloadAndAtStart() throws Exception {
+    RawXdsClient.Sotw envoy = RawXdsClient.sotwAds(channel(client("o", ORDERS), caFile), "web-1");
+    envoy.ack(envoy.subscribe(CLUSTER));
+    String leaky = CONFIG.replace("\ngroups:\n", "\n" + CLUSTER_WITH_INLINE_KEY + "groups:\n");
+    Files.writeString(dir.resolve("config.yaml"), leaky);
+    awaitMetric("meridian_config_reloads_total{result=\"failed\"} 1");
+    // The last good config stays: the key went nowhere.
+    RawXdsClient.Sotw later = RawXdsClient.sotwAds(channel(client("l", ORDERS), caFile), "web-2");
+    DiscoveryResponse clusters = later.subscribe(CLUSTER);
+    assertThat(clusters.getResourcesCount()).isEqualTo(1);
+    assertThat(clusters.toString()).doesNotContain("LEAKY PRIVATE KEY");
+    later.close();
+    envoy.close();
+    // A start with it does not listen at all, and says where the key is and what to do.
+    Path config = dir.resolve("leaky.yaml");
+    Files.writeString(config, leaky);
+    assertThatThrownBy(() -> new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0,
+        0, 100).withTls(new MeridianServer.Options.Tls(serverFiles.cert(), serverFiles.key(), caFile)))
+        .start()).hasMessageContaining("Cluster 'leaky' inlines key material at transport_socket"
+            + ".typed_config.common_tls_context.tls_certificates[0].private_key.inline_string")
+        .hasMessageContaining("--tls-client-ca").hasMessageContaining("SDS");
   }
 
   @Test
@@ -311,10 +438,10 @@ class TrustTest {
     HttpResponse<String> wrong = https(client("rest-p", PAYMENTS)).send(restPost("secrets",
         "{\"node\": {\"id\": \"r-2\"}, \"resource_names\": [\"orders-cert\"]}"),
         HttpResponse.BodyHandlers.ofString());
-    // Nothing it may have: no Secret, and why, per resource (issue 26, TP3 resource_errors).
+    // Nothing it may have: no Secret, and for it the name does not exist (TP3 resource_errors).
     assertThat(wrong.statusCode()).isEqualTo(200);
     assertThat(wrong.body()).doesNotContain("ORDERS PRIVATE KEY")
-        .contains("\"resource_errors\"", "orders-cert", "\"code\": 7");
+        .contains("\"resource_errors\"", "orders-cert", "\"code\": 5");
     String version = com.google.gson.JsonParser.parseString(wrong.body()).getAsJsonObject()
         .get("version_info").getAsString();
     HttpResponse<String> again = https(client("rest-p2", PAYMENTS)).send(restPost("secrets",
