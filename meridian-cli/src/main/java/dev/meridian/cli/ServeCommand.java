@@ -178,6 +178,13 @@ final class ServeCommand implements Callable<Integer> {
           + "413) (default ${DEFAULT-VALUE}).")
   int maxResourceNames;
 
+  @Option(names = "--max-request-memory", paramLabel = "BYTES",
+      description = "Encoded bytes of requests the server holds at once, read and not yet "
+          + "handled, gRPC and REST-JSON together; a request beyond is refused (gRPC: "
+          + "RESOURCE_EXHAUSTED, REST-JSON: 503) and retried by its client (default: a sixteenth "
+          + "of the heap, at least --max-request-bytes).")
+  Long maxRequestMemory;
+
   @Option(names = "--max-stream-resets", paramLabel = "N",
       defaultValue = "" + Bounds.DEFAULT_MAX_STREAM_RESETS,
       description = "RST_STREAM frames one connection may send in 10 seconds before it is "
@@ -248,7 +255,8 @@ final class ServeCommand implements Callable<Integer> {
     try {
       return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
           maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls,
-          maxResourceNames);
+          maxResourceNames, maxRequestMemory != null ? maxRequestMemory
+              : Math.max(Bounds.DEFAULT_MAX_REQUEST_MEMORY, maxRequestBytes));
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -76,9 +76,9 @@ class ServeCommandTest {
         "--max-streams-per-connection", "3", "--max-request-rate", "5", "--max-request-bytes",
         "1024", "--max-stream-resets", "9", "--http-threads", "2", "--http-queue", "0",
         "--http-request-timeout", "2s", "--max-rest-long-polls", "11",
-        "--max-resource-names", "13");
+        "--max-resource-names", "13", "--max-request-memory", "4096");
     assertThat(set.bounds()).isEqualTo(new Bounds(7, 3, 5, 1024, 9, 2, 0, Duration.ofSeconds(2),
-        11, 13));
+        11, 13, 4096));
   }
 
   @Test

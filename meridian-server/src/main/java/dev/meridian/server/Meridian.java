@@ -230,6 +230,17 @@ public final class Meridian implements AutoCloseable {
     }
 
     /**
+     * Encoded bytes of requests the server holds at once, read and not yet handled (gRPC, and
+     * REST-JSON polls of {@link Meridian#start}'s server); a request beyond is refused
+     * RESOURCE_EXHAUSTED and retried by its client. Default: a sixteenth of the heap, at least
+     * {@link #maxRequestBytes}.
+     */
+    public Builder maxRequestMemory(long bytes) {
+      this.bounds = bounds.withMaxRequestMemory(bytes);
+      return this;
+    }
+
+    /**
      * For {@link Meridian#start}: the largest request message accepted; a larger one fails its
      * stream RESOURCE_EXHAUSTED. Default 16 MiB.
      */

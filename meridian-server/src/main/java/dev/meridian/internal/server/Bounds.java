@@ -19,10 +19,13 @@ import java.time.Duration;
  * @param maxRestLongPolls REST-JSON polls held at once; beyond, 503 with Retry-After
  * @param maxResourceNames resource names one request may carry and one stream may be subscribed
  *     to; beyond, RESOURCE_EXHAUSTED (REST-JSON: 413)
+ * @param maxRequestMemory encoded bytes of requests the server holds at once, read and not yet
+ *     answered (gRPC and REST-JSON); a request beyond is refused RESOURCE_EXHAUSTED (REST: 503)
  */
 public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequestRate,
     int maxRequestBytes, int maxStreamResets, int httpThreads, int httpQueue,
-    Duration httpRequestTimeout, int maxRestLongPolls, int maxResourceNames) {
+    Duration httpRequestTimeout, int maxRestLongPolls, int maxResourceNames,
+    long maxRequestMemory) {
   public static final int DEFAULT_MAX_STREAMS = 100_000;
   public static final int DEFAULT_MAX_STREAMS_PER_CONNECTION = 1000;
   public static final int DEFAULT_MAX_REQUEST_RATE = 100;
@@ -34,13 +37,21 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
   public static final int DEFAULT_MAX_REST_LONG_POLLS = 50_000;
   public static final int DEFAULT_MAX_RESOURCE_NAMES =
       dev.meridian.internal.protocol.XdsStream.DEFAULT_MAX_RESOURCE_NAMES;
+  /**
+   * A sixteenth of the heap, and room for one request of the largest size: decoded, a request
+   * takes several times its encoded bytes (a Struct of node metadata the most), and the heap must
+   * also hold the config, the streams and the responses.
+   */
+  public static final long DEFAULT_MAX_REQUEST_MEMORY =
+      Math.max(DEFAULT_MAX_REQUEST_BYTES, Runtime.getRuntime().maxMemory() / 16);
   /** The window {@link #maxStreamResets} counts over. */
   public static final int RESET_WINDOW_SECONDS = 10;
 
   public static final Bounds DEFAULT = new Bounds(DEFAULT_MAX_STREAMS,
       DEFAULT_MAX_STREAMS_PER_CONNECTION, DEFAULT_MAX_REQUEST_RATE, DEFAULT_MAX_REQUEST_BYTES,
       DEFAULT_MAX_STREAM_RESETS, DEFAULT_HTTP_THREADS, DEFAULT_HTTP_QUEUE,
-      DEFAULT_HTTP_REQUEST_TIMEOUT, DEFAULT_MAX_REST_LONG_POLLS, DEFAULT_MAX_RESOURCE_NAMES);
+      DEFAULT_HTTP_REQUEST_TIMEOUT, DEFAULT_MAX_REST_LONG_POLLS, DEFAULT_MAX_RESOURCE_NAMES,
+      DEFAULT_MAX_REQUEST_MEMORY);
 
   public Bounds {
     positive("max streams", maxStreams);
@@ -59,6 +70,10 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
     }
     positive("max REST long polls", maxRestLongPolls);
     positive("max resource names", maxResourceNames);
+    if (maxRequestMemory < maxRequestBytes) {
+      throw new IllegalArgumentException("max request memory must hold one request of max request"
+          + " bytes (" + maxRequestBytes + "): " + maxRequestMemory);
+    }
   }
 
   private static void positive(String what, int v) {
@@ -69,41 +84,56 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
 
   public Bounds withMaxStreams(int v) {
     return new Bounds(v, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout,
+        maxRestLongPolls, maxResourceNames, maxRequestMemory);
   }
 
   public Bounds withMaxStreamsPerConnection(int v) {
     return new Bounds(maxStreams, v, maxRequestRate, maxRequestBytes, maxStreamResets,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
+        httpThreads, httpQueue, httpRequestTimeout,
+        maxRestLongPolls, maxResourceNames, maxRequestMemory);
   }
 
   public Bounds withMaxRequestRate(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, v, maxRequestBytes, maxStreamResets,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
+        httpThreads, httpQueue, httpRequestTimeout,
+        maxRestLongPolls, maxResourceNames, maxRequestMemory);
   }
 
+  /** The request memory grows, if it must, to hold one request of {@code v} bytes. */
   public Bounds withMaxRequestBytes(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, v, maxStreamResets,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
+        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames,
+        Math.max(maxRequestMemory, v));
   }
 
   public Bounds withMaxStreamResets(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes, v,
-        httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, maxResourceNames);
+        httpThreads, httpQueue, httpRequestTimeout,
+        maxRestLongPolls, maxResourceNames, maxRequestMemory);
   }
 
   public Bounds withHttp(int threads, int queue, Duration requestTimeout) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-        maxStreamResets, threads, queue, requestTimeout, maxRestLongPolls, maxResourceNames);
+        maxStreamResets, threads, queue, requestTimeout,
+        maxRestLongPolls, maxResourceNames, maxRequestMemory);
   }
 
   public Bounds withMaxResourceNames(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls, v);
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout,
+        maxRestLongPolls, v, maxRequestMemory);
+  }
+
+  public Bounds withMaxRequestMemory(long v) {
+    return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls,
+        maxResourceNames, v);
   }
 
   public Bounds withMaxRestLongPolls(int v) {
     return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, v, maxResourceNames);
+        maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, v,
+        maxResourceNames, maxRequestMemory);
   }
 }

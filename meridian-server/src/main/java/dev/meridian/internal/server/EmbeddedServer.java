@@ -72,6 +72,8 @@ public final class EmbeddedServer implements AutoCloseable {
   /** CSDS over this hub: the service (on any server) and {@link #clientStatus} share it. */
   private final CsdsService csds;
   private final HealthStatusManager health = new HealthStatusManager();
+  /** {@code --max-request-memory}: requests held at once, gRPC and REST-JSON together. */
+  private final RequestMemory requestMemory;
   /** {@code --max-streams}, across every server the xDS services are added to. */
   private final StreamCap streamCap;
   /** Each call's peer and identity; one for every service, so its refusal log is rate-limited once. */
@@ -87,6 +89,7 @@ public final class EmbeddedServer implements AutoCloseable {
     this.hub = new DiscoveryHub(settings.controlPlaneId());
     hub.serveAuthorities(settings.authorities());
     this.streamCap = new StreamCap(settings.bounds().maxStreams(), hub.metrics());
+    this.requestMemory = new RequestMemory(settings.bounds().maxRequestMemory());
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
     // An Error in any of Meridian's threads ends the process (see CoreThreads).
     this.streamPool = CoreThreads.pool("meridian-stream", threads);
@@ -104,6 +107,11 @@ public final class EmbeddedServer implements AutoCloseable {
   /** What one client may take. */
   Bounds bounds() {
     return settings.bounds();
+  }
+
+  /** The requests the server holds at once (REST-JSON polls count too). */
+  RequestMemory requestMemory() {
+    return requestMemory;
   }
 
   /** The streams' pool (REST-JSON polls run on it too). */
@@ -150,7 +158,7 @@ public final class EmbeddedServer implements AutoCloseable {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
         heartbeats(), settings.plaintextSecrets(), settings.bounds().maxRequestRate(),
-        settings.bounds().maxResourceNames())) {
+        settings.bounds().maxResourceNames(), requestMemory)) {
       // The last interceptor runs first: a call over the cap costs nothing further.
       defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), peers,
           streamCap));

@@ -357,7 +357,8 @@ public final class MeridianServer implements AutoCloseable {
         HttpExecutor restExecutor = new HttpExecutor("meridian-rest", options.bounds(), hub.metrics());
         restDiscovery = new RestDiscovery(hub, Clock.systemUTC(), options.heartbeats(),
             engine.streamPool(), engine.ticker(), options.restMaxWait(),
-            options.allowPlaintextSecrets(), options.bounds(), restExecutor);
+            options.allowPlaintextSecrets(), options.bounds(), restExecutor,
+            engine.requestMemory());
         try {
           rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
               restDiscovery, tls, restExecutor);
@@ -539,6 +540,11 @@ public final class MeridianServer implements AutoCloseable {
   /** The address the HTTP (admin) port is bound to. */
   public InetSocketAddress httpAddress() {
     return http.address();
+  }
+
+  /** The requests this server holds at once ({@code --max-request-memory}). */
+  RequestMemory requestMemory() {
+    return engine.requestMemory();
   }
 
   public DiscoveryHub hub() {

@@ -71,12 +71,15 @@ final class RestDiscovery implements HttpHandler {
    * are logged once a minute per identity and name, not on every poll. */
   private final PeerAddress peers;
   private final LogGate withheldLog;
+  /** The requests the server holds at once ({@code --max-request-memory}), shared with gRPC. */
+  private final RequestMemory memory;
 
   /** @param http the executor of the port it serves on, told when a request's body is read */
   RestDiscovery(DiscoveryHub hub, Clock clock, HeartbeatPolicy heartbeats, Executor pool,
       ScheduledExecutorService timers, Duration maxWait, boolean plaintextSecrets,
-      Bounds bounds, HttpExecutor http) {
+      Bounds bounds, HttpExecutor http, RequestMemory memory) {
     this.http = http;
+    this.memory = memory;
     this.maxBody = bounds.maxRequestBytes();
     this.maxHeld = bounds.maxRestLongPolls();
     this.maxNames = bounds.maxResourceNames();
@@ -121,13 +124,33 @@ final class RestDiscovery implements HttpHandler {
       text(ex, 405, "use POST with a JSON DiscoveryRequest\n");
       return;
     }
+    long declared = declaredLength(ex);
+    if (declared > maxBody) {
+      // Refused before a byte is read; the JDK closes the connection rather than drain it.
+      text(ex, 413, "request body larger than " + maxBody + " bytes\n");
+      ex.getRequestBody().close();
+      return;
+    }
+    // Held from before the body is read until the poll is answered or handed to the hub.
+    long reserved = declared >= 0 ? declared : maxBody;
+    if (!memory.reserve(reserved)) {
+      hub.metrics().boundRefused("max_request_memory");
+      ex.getResponseHeaders().set("Retry-After", "1");
+      text(ex, 503, memory.refusal(reserved) + "\n");
+      ex.getRequestBody().close();
+      return;
+    }
+    try {
+      poll(ex, path, type, proof);
+    } finally {
+      memory.release(reserved);
+    }
+  }
+
+  private void poll(HttpExchange ex, String path, ResourceType type, Identities.Proof proof)
+      throws IOException {
     DiscoveryRequest req;
     try (InputStream in = ex.getRequestBody()) {
-      if (declaredLength(ex) > maxBody) {
-        // Refused before a byte is read; the JDK closes the connection rather than drain it.
-        text(ex, 413, "request body larger than " + maxBody + " bytes\n");
-        return;
-      }
       byte[] body = in.readNBytes(maxBody + 1);
       http.requestRead();
       if (body.length > maxBody) {

@@ -58,8 +58,27 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
       DiscoveryRequest.newBuilder().setTypeUrl("meridian.internal/refused").build();
   private static final DeltaDiscoveryRequest REFUSED_DELTA =
       DeltaDiscoveryRequest.newBuilder().setTypeUrl("meridian.internal/refused").build();
-  /** Why the request just parsed on this thread was refused: gRPC hands it over on the same one. */
-  private static final ThreadLocal<Status> REFUSAL = new ThreadLocal<>();
+  /**
+   * What the request parsed last on this thread leaves for its stream: why it was refused, or
+   * what it holds of the server's request memory. gRPC hands a request to its stream on the
+   * thread that parsed it.
+   */
+  private static final ThreadLocal<Handoff> HANDOFF = ThreadLocal.withInitial(Handoff::new);
+
+  private static final class Handoff {
+    Status refusal;
+    RequestMemory memory;
+    long held;
+    /** Bytes of the request's names found in the cache: decoded once, held by the cache. */
+    int shared;
+  }
+
+  /** Bytes of the server's request memory a request holds until its stream has handled it. */
+  record Held(RequestMemory memory, long bytes) {
+    void release() {
+      memory.release(bytes);
+    }
+  }
 
   private final MethodDescriptor.Marshaller<T> plain;
   private final Shape<T> shape;
@@ -73,26 +92,42 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
 
   /** Resource names a request may carry ({@code --max-resource-names}). */
   private final int maxNames;
+  /** The requests the server holds at once ({@code --max-request-memory}); null: not counted. */
+  private final RequestMemory memory;
 
   private SharedNamesMarshaller(MethodDescriptor.Marshaller<T> plain, Shape<T> shape,
-      int maxNames) {
+      int maxNames, RequestMemory memory) {
     this.plain = plain;
     this.shape = shape;
     this.maxNames = maxNames;
+    this.memory = memory;
   }
 
   /** SotW: {@code resource_names}, repeated in every request. */
   static SharedNamesMarshaller<DiscoveryRequest> sotw(
       MethodDescriptor.Marshaller<DiscoveryRequest> plain, int maxNames) {
+    return sotw(plain, maxNames, null);
+  }
+
+  /** SotW, each request counted against {@code memory} until its stream has handled it. */
+  static SharedNamesMarshaller<DiscoveryRequest> sotw(
+      MethodDescriptor.Marshaller<DiscoveryRequest> plain, int maxNames, RequestMemory memory) {
     return new SharedNamesMarshaller<>(plain, new Shape<>(
         DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser(),
         new int[] {DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER,
-            DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, REFUSED_SOTW), maxNames);
+            DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, REFUSED_SOTW), maxNames, memory);
   }
 
   /** Delta: {@code resource_names_subscribe}. */
   static SharedNamesMarshaller<DeltaDiscoveryRequest> delta(
       MethodDescriptor.Marshaller<DeltaDiscoveryRequest> plain, int maxNames) {
+    return delta(plain, maxNames, null);
+  }
+
+  /** Delta, each request counted against {@code memory} until its stream has handled it. */
+  static SharedNamesMarshaller<DeltaDiscoveryRequest> delta(
+      MethodDescriptor.Marshaller<DeltaDiscoveryRequest> plain, int maxNames,
+      RequestMemory memory) {
     return new SharedNamesMarshaller<>(plain, new Shape<>(
         DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER, DeltaDiscoveryRequest.parser(),
         new int[] {DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER,
@@ -100,7 +135,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             DeltaDiscoveryRequest.INITIAL_RESOURCE_VERSIONS_FIELD_NUMBER,
             DeltaDiscoveryRequest.RESOURCE_LOCATORS_SUBSCRIBE_FIELD_NUMBER,
             DeltaDiscoveryRequest.RESOURCE_LOCATORS_UNSUBSCRIBE_FIELD_NUMBER}, REFUSED_DELTA),
-        maxNames);
+        maxNames, memory);
   }
 
   /**
@@ -111,13 +146,28 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     if (request != REFUSED_SOTW && request != REFUSED_DELTA) {
       return null;
     }
-    Status why = REFUSAL.get();
-    REFUSAL.remove();
+    Handoff h = HANDOFF.get();
+    Status why = h.refusal;
+    h.refusal = null;
     return why != null ? why : Status.INTERNAL.withDescription("the request was refused");
   }
 
+  /**
+   * What the request parsed last on this thread holds of the server's request memory, taken by
+   * its stream (which releases it once the request is handled); null: nothing.
+   */
+  static Held held() {
+    Handoff h = HANDOFF.get();
+    if (h.held == 0) {
+      return null;
+    }
+    Held held = new Held(h.memory, h.held);
+    h.held = 0;
+    return held;
+  }
+
   private T refuse(Status why) {
-    REFUSAL.set(why);
+    HANDOFF.get().refusal = why;
     return shape.refused();
   }
 
@@ -128,9 +178,24 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
 
   @Override
   public T parse(InputStream stream) {
+    Handoff h = HANDOFF.get();
+    if (h.held != 0) {
+      h.memory.release(h.held); // parsed before and taken by no stream (its call ended)
+      h.held = 0;
+    }
+    h.refusal = null;
+    h.shared = 0;
+    long reserved = 0;
+    T request = null;
     try {
       if (stream instanceof io.grpc.KnownLength) {
         int length = stream.available();
+        if (memory != null) {
+          if (!memory.reserve(length)) {
+            return refuse(Status.RESOURCE_EXHAUSTED.withDescription(memory.refusal(length)));
+          }
+          reserved = length;
+        }
         if (length >= SHARE_FROM && length <= SCRATCH_MAX) {
           // A large request (a SotW ACK repeating 10,000 names is ~200 KB) is read into this
           // thread's reused buffer: nothing of it outlives the parse, and a fresh 200 KB array
@@ -141,21 +206,39 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             this.scratch.set(scratch);
           }
           readFully(stream, scratch, length);
-          return overBound(scratch, length) ? tooMany()
-              : parseSharing(scratch, length);
+          request = overBound(scratch, length) ? tooMany() : parseSharing(scratch, length);
+        } else {
+          byte[] bytes = new byte[length];
+          readFully(stream, bytes, length);
+          request = overBound(bytes, length) ? tooMany() : parse(bytes, length);
         }
-        byte[] bytes = new byte[length];
-        readFully(stream, bytes, length);
-        return overBound(bytes, length) ? tooMany() : parse(bytes, length);
+      } else {
+        byte[] bytes = stream.readAllBytes();
+        if (memory != null) {
+          if (!memory.reserve(bytes.length)) {
+            return refuse(Status.RESOURCE_EXHAUSTED.withDescription(memory.refusal(bytes.length)));
+          }
+          reserved = bytes.length;
+        }
+        request = overBound(bytes, bytes.length) ? tooMany() : parse(bytes, bytes.length);
       }
-      byte[] bytes = stream.readAllBytes();
-      return overBound(bytes, bytes.length) ? tooMany()
-          : parse(bytes, bytes.length);
+      return request;
     } catch (InvalidProtocolBufferException e) {
-      return refuse(Status.INTERNAL.withDescription("the request is not a valid "
+      return request = refuse(Status.INTERNAL.withDescription("the request is not a valid "
           + shape.refused().getDescriptorForType().getName() + ": " + e.getMessage()));
     } catch (IOException e) {
-      return refuse(Status.INTERNAL.withDescription("reading the request: " + e.getMessage()));
+      return request = refuse(Status.INTERNAL.withDescription("reading the request: "
+          + e.getMessage()));
+    } finally {
+      if (reserved != 0) {
+        // Names decoded once for every client that sends them are the cache's, not this one's.
+        long kept = request == null || request == shape.refused() ? 0 : reserved - h.shared;
+        memory.release(reserved - kept);
+        if (kept != 0) {
+          h.memory = memory;
+          h.held = kept;
+        }
+      }
     }
   }
 
@@ -302,6 +385,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     // and comparing the bytes costs less than hashing them.
     Hit<T> last = this.last;
     if (last != null && last.key.sameBytes(bytes, from, to)) {
+      HANDOFF.get().shared = to - from;
       return last.names;
     }
     Key probe = new Key(bytes, from, to);
@@ -309,6 +393,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
       Hit<T> hit = cache.get(probe);
       if (hit != null) {
         this.last = hit;
+        HANDOFF.get().shared = to - from;
         return hit.names();
       }
     }

@@ -87,45 +87,59 @@ final class StreamHandler<Q extends Message, R extends Message>
 
   @Override
   public void onNext(Q request) {
-    Status refused = SharedNamesMarshaller.refusal(request); // read on the parsing thread
+    // Both read on the thread that parsed the request.
+    Status refused = SharedNamesMarshaller.refusal(request);
     if (refused != null) {
       executor.execute(() -> refuse(refused));
       return;
     }
+    SharedNamesMarshaller.Held held = SharedNamesMarshaller.held();
     executor.execute(() -> {
-      if (!done) {
-        if (budget != null && !budget.take(System.nanoTime())) {
-          // Closed, not slowed: a client this far over its rate is broken or hostile, and a
-          // queue of its requests would cost memory the other streams need.
-          String why = "more than " + budget.limit() + " requests a second on average (the server's request rate limit)";
-          hub.metrics().boundRefused("max_request_rate");
-          finish("closed by server: RESOURCE_EXHAUSTED: " + why);
-          responses.onError(Status.RESOURCE_EXHAUSTED.withDescription(why).asRuntimeException());
-          return;
+      try {
+        handle(request);
+      } finally {
+        if (held != null) {
+          held.release(); // handled (or the stream is done): the server no longer holds it
         }
-        telemetry.request(stream.requestType(request));
-        DiscoveryHub.Served now = hub.served();
-        generation = Math.max(generation, now.generation());
-        List<Outcome> outcomes = stream.onRequest(request, now.config());
-        // Reported before what the request caused: opened, the request, then its responses.
-        telemetry.announce(stream.node(), stream.group());
-        if (!opened && stream.node() != null) {
-          opened = true;
-          events.opened(telemetry.info, stream.node(), stream.group());
-        }
-        if (opened) {
-          events.request(telemetry.info, stream.node(), stream.group(), request);
-        }
-        apply(outcomes);
       }
     });
+  }
+
+  private void handle(Q request) {
+    if (!done) {
+      if (budget != null && !budget.take(System.nanoTime())) {
+        // Closed, not slowed: a client this far over its rate is broken or hostile, and a
+        // queue of its requests would cost memory the other streams need.
+        String why = "more than " + budget.limit()
+            + " requests a second on average (the server's request rate limit)";
+        hub.metrics().boundRefused("max_request_rate");
+        finish("closed by server: RESOURCE_EXHAUSTED: " + why);
+        responses.onError(Status.RESOURCE_EXHAUSTED.withDescription(why).asRuntimeException());
+        return;
+      }
+      telemetry.request(stream.requestType(request));
+      DiscoveryHub.Served now = hub.served();
+      generation = Math.max(generation, now.generation());
+      List<Outcome> outcomes = stream.onRequest(request, now.config());
+      // Reported before what the request caused: opened, the request, then its responses.
+      telemetry.announce(stream.node(), stream.group());
+      if (!opened && stream.node() != null) {
+        opened = true;
+        events.opened(telemetry.info, stream.node(), stream.group());
+      }
+      if (opened) {
+        events.request(telemetry.info, stream.node(), stream.group(), request);
+      }
+      apply(outcomes);
+    }
   }
 
   /** Ends the stream for a request its marshaller refused: too many names, or not protobuf. */
   private void refuse(Status why) {
     if (!done) {
       if (why.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
-        hub.metrics().boundRefused("max_resource_names");
+        hub.metrics().boundRefused(why.getDescription().contains("--max-request-memory")
+            ? "max_request_memory" : "max_resource_names");
       }
       finish("closed by server: " + why.getCode() + ": " + why.getDescription());
       responses.onError(why.asRuntimeException());

@@ -74,26 +74,27 @@ public final class XdsServices {
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats, boolean plaintextSecrets, int maxRequestRate) {
     return all(hub, clock, pool, heartbeats, plaintextSecrets, maxRequestRate,
-        Bounds.DEFAULT_MAX_RESOURCE_NAMES);
+        Bounds.DEFAULT_MAX_RESOURCE_NAMES, new RequestMemory(Bounds.DEFAULT_MAX_REQUEST_MEMORY));
   }
 
   /**
    * As above, each request and stream limited to {@code maxResourceNames} resource names: a
-   * larger request is refused before its names are decoded (see {@link SharedNamesMarshaller}).
+   * larger request is refused before its names are decoded (see {@link SharedNamesMarshaller});
+   * and every request counted against {@code memory} from its parse until its stream handled it.
    */
-  public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
+  static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats, boolean plaintextSecrets, int maxRequestRate,
-      int maxResourceNames) {
+      int maxResourceNames, RequestMemory memory) {
     List<ServerServiceDefinition> defs = new ArrayList<>();
     // One cache of request name lists each for the SotW and the Delta methods of this server.
     // And one cache each of whole-type response bodies encoded once (SotW, Delta).
     Marshallers m = new Marshallers(
         SharedNamesMarshaller.sotw(
             AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller(),
-            maxResourceNames),
+            maxResourceNames, memory),
         SharedNamesMarshaller.delta(
             AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller(),
-            maxResourceNames),
+            maxResourceNames, memory),
         SharedBodyMarshaller.sotw(
             AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getResponseMarshaller()),
         SharedBodyMarshaller.delta(

@@ -256,6 +256,55 @@ class BoundsTest {
     assertThat(r.body()).contains("at most 1000");
   }
 
+  /**
+   * The bytes of requests the server holds at once, read and not yet handled, are bounded over
+   * every stream and poll ({@code --max-request-memory}): each client within its own bounds,
+   * many together could still fill the heap. Here the test itself holds most of the bound, as
+   * requests in flight would: a large request is refused and retried, a small one still fits.
+   */
+  @Test
+  void requestsBeyondTheServersRequestMemoryAreRefusedUntilItIsFree() throws Exception {
+    start(b -> b.withMaxRequestBytes(256 * 1024).withMaxRequestMemory(1024 * 1024));
+    ManagedChannel ch = connection();
+    RawXdsClient.Sotw sameConnection = subscribed(ch, "small");
+    RequestMemory memory = f.server.requestMemory();
+    await("handled requests are released", () -> memory.held() == 0);
+    assertThat(memory.reserve(900 * 1024)).isTrue(); // requests in flight elsewhere
+    try {
+      RawXdsClient.Sotw big = RawXdsClient.sotwAds(ch, "big");
+      big.send(DiscoveryRequest.newBuilder().setTypeUrl(CLUSTER.typeUrl())
+          .addAllResourceNames(longNames(4000)));
+      Status closed = big.awaitClose();
+      assertThat(closed.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(closed.getDescription()).contains("--max-request-memory", "retry");
+      assertThat(refusedCount("max_request_memory")).isEqualTo(1.0);
+      HttpResponse<String> r = f.http.send(post("http://127.0.0.1:" + f.server.restPort()
+          + "/v3/discovery:clusters", ", \"version_info\": \"" + "v".repeat(200 * 1024) + "\""),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+      assertThat(refusedCount("max_request_memory")).isEqualTo(2.0);
+      othersGetTheNextPush(sameConnection); // small requests (its ACKs) still fit
+    } finally {
+      memory.release(900 * 1024);
+    }
+    // Free again: the same large request is served.
+    RawXdsClient.Sotw retried = RawXdsClient.sotwAds(connection(), "big");
+    retried.send(DiscoveryRequest.newBuilder().setTypeUrl(CLUSTER.typeUrl())
+        .addAllResourceNames(longNames(4000)));
+    assertThat(retried.take(CLUSTER).getTypeUrl()).isEqualTo(CLUSTER.typeUrl());
+    await("every request handled is released", () -> memory.held() == 0);
+  }
+
+  /** {@code n} names of about 50 bytes each. */
+  static List<String> longNames(int n) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      names.add("a-cluster-with-a-name-of-about-fifty-bytes-" + i);
+    }
+    return names;
+  }
+
   /** A request that is not protobuf ends its stream INTERNAL, as docs/reliability.md says. */
   @Test
   void requestThatIsNotProtobufFailsItsStreamInternal() throws Exception {

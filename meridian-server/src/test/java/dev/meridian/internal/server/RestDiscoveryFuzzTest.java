@@ -48,7 +48,8 @@ class RestDiscoveryFuzzTest {
   /** No held polls (no Prefer: wait), so neither the pool nor the timers are ever used. */
   static final RestDiscovery REST = new RestDiscovery(HUB, Clock.systemUTC(),
       HeartbeatPolicy.DEFAULT, Runnable::run, null, Duration.ZERO, false, Bounds.DEFAULT,
-      new HttpExecutor("rest-fuzz", Bounds.DEFAULT, null));
+      new HttpExecutor("rest-fuzz", Bounds.DEFAULT, null),
+      new RequestMemory(Bounds.DEFAULT_MAX_REQUEST_MEMORY));
 
   @FuzzTest
   void anyBodyGetsOneStatusAndNeverAnException(byte[] body) throws Exception {

@@ -22,7 +22,8 @@ class RestLongPollCountTest {
     timers.shutdown(); // as during a server's shutdown: schedule() throws RejectedExecution
     RestDiscovery rest = new RestDiscovery(RestDiscoveryFuzzTest.HUB, Clock.systemUTC(),
         HeartbeatPolicy.DEFAULT, Runnable::run, timers, Duration.ofSeconds(30), false,
-        Bounds.DEFAULT, new HttpExecutor("rest-count", Bounds.DEFAULT, null));
+        Bounds.DEFAULT, new HttpExecutor("rest-count", Bounds.DEFAULT, null),
+        new RequestMemory(Bounds.DEFAULT_MAX_REQUEST_MEMORY));
     RestDiscoveryFuzzTest.Exchange first = new RestDiscoveryFuzzTest.Exchange(
         RestDiscovery.PREFIX + "clusters", "{\"node\": {\"id\": \"n\"}}".getBytes(
             StandardCharsets.UTF_8));

@@ -133,6 +133,44 @@ class SharedNamesMarshallerTest {
     assertThat(refused(few.parse(known(at.toByteArray())))).isNull();
   }
 
+  /**
+   * A request holds its encoded bytes of the server's request memory from its parse until its
+   * stream has handled it; the names a cache hit shares are not its own (it holds them only while
+   * it is parsed), so a thousand clients ACKing the same 10,000 names hold only their few other
+   * bytes each.
+   */
+  @Test
+  void aRequestHoldsItsBytesOfTheServersRequestMemoryExceptNamesItShares() {
+    RequestMemory memory = new RequestMemory(300_000); // while parsed, two such ACKs
+    SharedNamesMarshaller<DiscoveryRequest> m = SharedNamesMarshaller.sotw(
+        AggregatedDiscoveryServiceGrpc.getStreamAggregatedResourcesMethod().getRequestMarshaller(),
+        Bounds.DEFAULT_MAX_RESOURCE_NAMES, memory);
+    DiscoveryRequest ack = ack("n", "1", names(10_000, "cluster-"));
+    int size = ack.getSerializedSize();
+    assertThat(size).isBetween(120_000, 160_000);
+    assertThat(m.parse(known(ack.toByteArray()))).isEqualTo(ack);
+    SharedNamesMarshaller.Held first = SharedNamesMarshaller.held();
+    assertThat(first.bytes()).isEqualTo(size); // a miss: its names were decoded for it
+    assertThat(memory.held()).isEqualTo(size);
+    assertThat(m.parse(known(ack.toByteArray()))).isEqualTo(ack);
+    SharedNamesMarshaller.Held second = SharedNamesMarshaller.held();
+    assertThat(second.bytes()).isLessThan(100); // a hit: node, version, nonce
+    // A request of new names that does not fit beside the first is refused, nothing kept.
+    DiscoveryRequest other = ack("n", "1", names(14_000, "other-"));
+    assertThat(other.getSerializedSize()).isBetween(300_000 - size, 300_000);
+    assertThat(refused(m.parse(known(other.toByteArray()))))
+        .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(SharedNamesMarshaller.held()).isNull();
+    first.release();
+    second.release();
+    assertThat(memory.held()).isZero();
+    assertThat(m.parse(known(other.toByteArray()))).isEqualTo(other);
+    // Parsed and never taken by a stream (its call ended): the next parse gives it back.
+    m.parse(known(ack("n", "2", List.of("a")).toByteArray()));
+    SharedNamesMarshaller.held().release();
+    assertThat(memory.held()).isZero();
+  }
+
   @Test
   void aBrokenRequestIsAnInternalErrorOfThatCallOnly() {
     byte[] bytes = ack("n", "1", names(1000, "cluster-")).toByteArray();
