@@ -193,6 +193,44 @@ final class ServeCommand implements Callable<Integer> {
           + "with Retry-After (default ${DEFAULT-VALUE}).")
   int maxRestLongPolls;
 
+  @Option(names = "--handshake-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Time a new xDS connection has to finish its TLS handshake (if any) and send "
+          + "the HTTP/2 preface; a slower one is closed (default ${DEFAULT-VALUE}).")
+  Duration handshakeTimeout;
+
+  @Option(names = "--max-connections", paramLabel = "N",
+      description = "Most xDS connections open at once, counted from accept; one more is closed "
+          + "at once (default: the open-files limit less a tenth of it, at least 256, kept for "
+          + "config, etcd and the HTTP ports).")
+  int maxConnections;
+
+  @Option(names = "--max-connections-per-peer", paramLabel = "N",
+      description = "Most xDS connections of one peer: its IP address, under mTLS its client "
+          + "identity; one more is closed (default: a tenth of --max-connections, at least 10).")
+  int maxConnectionsPerPeer;
+
+  @Option(names = "--max-streams-per-peer", paramLabel = "N",
+      description = "Most xDS streams of one peer (IP address; under mTLS, client identity); one "
+          + "more is refused RESOURCE_EXHAUSTED (default: a tenth of --max-streams, at least 10).")
+  int maxStreamsPerPeer;
+
+  @Option(names = "--message-receive-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Time from the first byte of an xDS request message to its last; a slower "
+          + "message closes its connection (default ${DEFAULT-VALUE}).")
+  Duration messageReceiveTimeout;
+
+  @Option(names = "--max-partial-bytes", paramLabel = "BYTES",
+      description = "Bytes of xDS request messages received in part, across the server; the "
+          + "stream that would go beyond fails RESOURCE_EXHAUSTED (default: a quarter of the JVM's "
+          + "maximum heap).")
+  long maxPartialBytes;
+
+  @Option(names = "--max-partial-bytes-per-connection", paramLabel = "BYTES",
+      description = "The same per connection (default: twice --max-request-bytes).")
+  long maxPartialBytesPerConnection;
+
   @Option(names = "--control-plane-id", paramLabel = "ID",
       description = "Names this replica in every response (control_plane.identifier), so CSDS "
           + "and client logs show who served a config (default: meridian@<host name>).")
@@ -232,7 +270,9 @@ final class ServeCommand implements Callable<Integer> {
   Bounds bounds() {
     try {
       return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
-          maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls);
+          maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls,
+          handshakeTimeout, maxConnections, maxConnectionsPerPeer, maxStreamsPerPeer,
+          messageReceiveTimeout, maxPartialBytes, maxPartialBytesPerConnection);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -75,9 +75,12 @@ class ServeCommandTest {
     new CommandLine(set).parseArgs("--config", "x.yaml", "--max-streams", "7",
         "--max-streams-per-connection", "3", "--max-request-rate", "5", "--max-request-bytes",
         "1024", "--max-stream-resets", "9", "--http-threads", "2", "--http-queue", "0",
-        "--http-request-timeout", "2s", "--max-rest-long-polls", "11");
+        "--http-request-timeout", "2s", "--max-rest-long-polls", "11",
+        "--handshake-timeout", "3s", "--max-connections", "500", "--max-connections-per-peer",
+        "20", "--max-streams-per-peer", "4", "--message-receive-timeout", "5s",
+        "--max-partial-bytes", "100000000", "--max-partial-bytes-per-connection", "2000000");
     assertThat(set.bounds()).isEqualTo(new Bounds(7, 3, 5, 1024, 9, 2, 0, Duration.ofSeconds(2),
-        11));
+        11, Duration.ofSeconds(3), 500, 20, 4, Duration.ofSeconds(5), 100_000_000L, 2_000_000L));
   }
 
   @Test
