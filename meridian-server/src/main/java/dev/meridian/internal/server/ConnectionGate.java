@@ -77,7 +77,7 @@ final class ConnectionGate {
   @ChannelHandler.Sharable
   private static final class First extends ChannelHandlerAdapter {}
 
-  private static final First FIRST_HANDLER = new First();
+  private final First firstHandler = new First();
 
   int open() {
     return open.get();
@@ -118,7 +118,7 @@ final class ConnectionGate {
     if (remote != null) {
       byRemote.put(remote, c);
     }
-    child.pipeline().addFirst(FIRST, FIRST_HANDLER);
+    child.pipeline().addFirst(FIRST, firstHandler);
     child.closeFuture().addListener(f -> release(c, remote));
     return true;
   }
