@@ -42,8 +42,10 @@ final class RawHttp2 implements AutoCloseable {
     out.flush();
   }
 
-  /** Opens an ADS stream and sends the 5-byte prefix of a message of {@code declared} bytes,
-   * then {@code sent} of them. */
+  /**
+   * Opens ADS stream {@code stream} and sends the 5-byte prefix of a message of {@code declared}
+   * bytes, then {@code sent} of them.
+   */
   void sendPartOfAMessage(int stream, int declared, int sent) throws IOException {
     ByteArrayOutputStream h = new ByteArrayOutputStream();
     header(h, ":method", "POST");
