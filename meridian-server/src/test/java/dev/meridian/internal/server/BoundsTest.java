@@ -341,8 +341,9 @@ class BoundsTest {
     start(b -> b.withPartialMessages(Duration.ofMillis(500), 0, 0));
     RawXdsClient.Sotw other = subscribed(connection(), "other");
     RawHttp2 slow = http2From("127.0.0.1");
-    // 1 MiB declared, 60,000 bytes sent (within HTTP/2's first 64 KiB window), the rest never.
-    slow.sendPartOfAMessage(1, 1 << 20, 60_000);
+    // 16 MiB declared (the largest accepted), 60,000 bytes sent (within HTTP/2's first 64 KiB
+    // window), the rest never.
+    slow.sendPartOfAMessage(1, Bounds.DEFAULT_MAX_REQUEST_BYTES, 60_000);
     await("the part held", () -> f.server.partialMessageBytes() == 60_000);
     assertThat(f.server.streamsOfPeer("address 127.0.0.1")).isEqualTo(2);
     assertXdsClosedWithin(slow.socket, Duration.ofSeconds(5));
