@@ -59,7 +59,9 @@ public final class EmbeddedServerMain {
       flags.put(args[i], args[i + 1]);
     }
     Meridian.Builder builder = Meridian.builder().grouping(NodeGrouping.everyone(GROUP))
-        .controlPlaneId("meridian-bench-embedded");
+        .controlPlaneId("meridian-bench-embedded")
+        // every bench client connects from 127.0.0.1: one peer, whose quotas are lifted
+        .maxConnectionsPerPeer(1_000_000).maxStreamsPerPeer(1_000_000);
     if (flags.containsKey("--tls-cert")) {
       builder.tls(Path.of(flags.get("--tls-cert")), Path.of(flags.get("--tls-key")),
           Path.of(flags.get("--tls-client-ca")));

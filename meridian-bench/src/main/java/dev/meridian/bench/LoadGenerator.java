@@ -46,6 +46,13 @@ import java.util.concurrent.TimeUnit;
  * See {@link #usage()} and docs/benchmarks.md.
  */
 public final class LoadGenerator {
+  /**
+   * Every bench client connects from 127.0.0.1, so the server sees them all as one peer: its
+   * per-peer quotas are lifted, or more than a tenth of the fleet would be refused.
+   */
+  static final List<String> ONE_PEER_FLAGS = List.of("--max-connections-per-peer", "1000000",
+      "--max-streams-per-peer", "1000000");
+
   /** One measured event. */
   public record Result(String server, String transport, String variant, int clusters, int clients,
       String event, int reached, Stats latencyMs, double bytesPerClient, double responsesPerClient,
@@ -486,6 +493,7 @@ public final class LoadGenerator {
       cmd.addAll(List.of("-cp", opts.get("meridian-jar"), "dev.meridian.cli.Main",
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
           "--xds-port", Integer.toString(port), "--http-port", Integer.toString(httpPort)));
+      cmd.addAll(ONE_PEER_FLAGS);
       if (tls != null) {
         cmd.addAll(tls.serverArgs());
       }
@@ -618,6 +626,7 @@ public final class LoadGenerator {
     List<String> cmd = new ArrayList<>(List.of(opts.get("launcher"), "serve",
         "--config", config.toString(), "--bind", "127.0.0.1",
         "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
+    cmd.addAll(ONE_PEER_FLAGS);
     if (tls != null) {
       cmd.addAll(tls.serverArgs());
     }

@@ -191,6 +191,7 @@ public final class Reliability {
       cmd.addAll(List.of("-jar", opts.get("meridian-jar"), "serve", "--config", config.toString(),
           "--bind", "127.0.0.1", "--xds-port", Integer.toString(port), "--http-port",
           Integer.toString(httpPort)));
+      cmd.addAll(LoadGenerator.ONE_PEER_FLAGS);
       log("starting meridian: %s", String.join(" ", cmd));
       proc = new LoadGenerator.ServerProcess(cmd, work.resolve("server-" + tag + ".log"), gcLog);
       Runtime.getRuntime().addShutdownHook(new Thread(proc.process::destroyForcibly));

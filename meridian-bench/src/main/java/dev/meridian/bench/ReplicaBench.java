@@ -511,6 +511,7 @@ public final class ReplicaBench {
     cmd.addAll(List.of("-jar", opts.get("meridian-jar"), "serve", "--config", url,
         "--bind", "127.0.0.1", "--xds-port", Integer.toString(xds),
         "--http-port", Integer.toString(http)));
+    cmd.addAll(LoadGenerator.ONE_PEER_FLAGS);
     Path log = work.resolve("replica-" + i + ".log");
     log("starting replica %d: %s", i, String.join(" ", cmd));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())

@@ -183,7 +183,7 @@ final class ServeCommand implements Callable<Integer> {
           + "handled, gRPC and REST-JSON together; a request beyond is refused (gRPC: "
           + "RESOURCE_EXHAUSTED, REST-JSON: 503) and retried by its client (default: a sixteenth "
           + "of the heap, at least --max-request-bytes).")
-  Long maxRequestMemory;
+  long maxRequestMemory;
 
   @Option(names = "--max-stream-resets", paramLabel = "N",
       defaultValue = "" + Bounds.DEFAULT_MAX_STREAM_RESETS,
@@ -214,6 +214,44 @@ final class ServeCommand implements Callable<Integer> {
       description = "REST-JSON polls held at once (Prefer: wait); one more is answered 503 "
           + "with Retry-After (default ${DEFAULT-VALUE}).")
   int maxRestLongPolls;
+
+  @Option(names = "--handshake-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Time a new xDS connection has to finish its TLS handshake (if any) and send "
+          + "the HTTP/2 preface; a slower one is closed (default ${DEFAULT-VALUE}).")
+  Duration handshakeTimeout;
+
+  @Option(names = "--max-connections", paramLabel = "N",
+      description = "Most xDS connections open at once, counted from accept; one more is closed "
+          + "at once (default: the open-files limit less a tenth of it, at least 256, kept for "
+          + "config, etcd and the HTTP ports).")
+  int maxConnections;
+
+  @Option(names = "--max-connections-per-peer", paramLabel = "N",
+      description = "Most xDS connections of one peer: its IP address, under mTLS its client "
+          + "identity; one more is closed (default: a tenth of --max-connections, at least 10).")
+  int maxConnectionsPerPeer;
+
+  @Option(names = "--max-streams-per-peer", paramLabel = "N",
+      description = "Most xDS streams of one peer (IP address; under mTLS, client identity); one "
+          + "more is refused RESOURCE_EXHAUSTED (default: a tenth of --max-streams, at least 10).")
+  int maxStreamsPerPeer;
+
+  @Option(names = "--message-receive-timeout", paramLabel = "DURATION", defaultValue = "10s",
+      converter = DurationConverter.class,
+      description = "Time from the first byte of an xDS request message to its last; a slower "
+          + "message closes its connection (default ${DEFAULT-VALUE}).")
+  Duration messageReceiveTimeout;
+
+  @Option(names = "--max-partial-bytes", paramLabel = "BYTES",
+      description = "Bytes of xDS request messages received in part, across the server; the "
+          + "stream that would go beyond fails RESOURCE_EXHAUSTED (default: a quarter of the JVM's "
+          + "maximum heap).")
+  long maxPartialBytes;
+
+  @Option(names = "--max-partial-bytes-per-connection", paramLabel = "BYTES",
+      description = "The same per connection (default: twice --max-request-bytes).")
+  long maxPartialBytesPerConnection;
 
   @Option(names = "--control-plane-id", paramLabel = "ID",
       description = "Names this replica in every response (control_plane.identifier), so CSDS "
@@ -255,8 +293,9 @@ final class ServeCommand implements Callable<Integer> {
     try {
       return new Bounds(maxStreams, maxStreamsPerConnection, maxRequestRate, maxRequestBytes,
           maxStreamResets, httpThreads, httpQueue, httpRequestTimeout, maxRestLongPolls,
-          maxResourceNames, maxRequestMemory != null ? maxRequestMemory
-              : Math.max(Bounds.DEFAULT_MAX_REQUEST_MEMORY, maxRequestBytes));
+          handshakeTimeout, maxConnections, maxConnectionsPerPeer, maxStreamsPerPeer,
+          messageReceiveTimeout, maxPartialBytes, maxPartialBytesPerConnection, maxResourceNames,
+          maxRequestMemory);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }

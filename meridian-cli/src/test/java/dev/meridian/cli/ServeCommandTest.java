@@ -76,9 +76,13 @@ class ServeCommandTest {
         "--max-streams-per-connection", "3", "--max-request-rate", "5", "--max-request-bytes",
         "1024", "--max-stream-resets", "9", "--http-threads", "2", "--http-queue", "0",
         "--http-request-timeout", "2s", "--max-rest-long-polls", "11",
+        "--handshake-timeout", "3s", "--max-connections", "500", "--max-connections-per-peer",
+        "20", "--max-streams-per-peer", "4", "--message-receive-timeout", "5s",
+        "--max-partial-bytes", "100000000", "--max-partial-bytes-per-connection", "2000000",
         "--max-resource-names", "13", "--max-request-memory", "4096");
     assertThat(set.bounds()).isEqualTo(new Bounds(7, 3, 5, 1024, 9, 2, 0, Duration.ofSeconds(2),
-        11, 13, 4096));
+        11, Duration.ofSeconds(3), 500, 20, 4, Duration.ofSeconds(5), 100_000_000L, 2_000_000L,
+        13, 4096));
   }
 
   @Test

@@ -259,6 +259,76 @@ public final class Meridian implements AutoCloseable {
     }
 
     /**
+     * For {@link Meridian#start}: the time a new connection has to finish its TLS handshake (if
+     * any) and send the HTTP/2 preface and SETTINGS; a slower one is closed. Default 10 s.
+     */
+    public Builder handshakeTimeout(Duration timeout) {
+      this.bounds = bounds.withHandshakeTimeout(Objects.requireNonNull(timeout));
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: the most connections open at once, counted from accept; one
+     * more is closed at once. Default 0: the process's open-files limit less a tenth of it (at
+     * least 256), kept for config, etcd and the HTTP ports.
+     */
+    public Builder maxConnections(int max) {
+      this.bounds = bounds.withMaxConnections(max, bounds.maxConnectionsPerPeer());
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: the most connections of one peer, its IP address (under mTLS,
+     * its client identity); one more is closed. Default 0: a tenth of the connections, at least
+     * 10.
+     */
+    public Builder maxConnectionsPerPeer(int max) {
+      this.bounds = bounds.withMaxConnections(bounds.maxConnections(), max);
+      return this;
+    }
+
+    /**
+     * The most xDS streams of one peer, its IP address (under mTLS, its client identity), across
+     * every server {@link Meridian#xdsServices()} are added to; one more is refused
+     * RESOURCE_EXHAUSTED. Default 0: a tenth of {@link #maxStreams}, at least 10.
+     */
+    public Builder maxStreamsPerPeer(int max) {
+      this.bounds = bounds.withMaxStreamsPerPeer(max);
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: the time from the first byte of a request message to its last;
+     * a slower message closes its connection. Default 10 s.
+     */
+    public Builder messageReceiveTimeout(Duration timeout) {
+      this.bounds = bounds.withPartialMessages(Objects.requireNonNull(timeout),
+          bounds.maxPartialBytes(), bounds.maxPartialBytesPerConnection());
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: the bytes of request messages received in part, across the
+     * server; the stream that would go beyond fails RESOURCE_EXHAUSTED. Default 0: a quarter of
+     * the JVM's maximum heap.
+     */
+    public Builder maxPartialBytes(long bytes) {
+      this.bounds = bounds.withPartialMessages(bounds.messageReceiveTimeout(), bytes,
+          bounds.maxPartialBytesPerConnection());
+      return this;
+    }
+
+    /**
+     * For {@link Meridian#start}: as {@link #maxPartialBytes}, per connection. Default 0: twice
+     * {@link #maxRequestBytes}.
+     */
+    public Builder maxPartialBytesPerConnection(long bytes) {
+      this.bounds = bounds.withPartialMessages(bounds.messageReceiveTimeout(),
+          bounds.maxPartialBytes(), bytes);
+      return this;
+    }
+
+    /**
      * For {@link Admin#startHttp}: its threads, the requests that may wait for one (beyond, the
      * new connection is closed), and how long a request may take to arrive (a response then has
      * six times that to be written; a slower connection is closed). Defaults 64, 256, 10 s.

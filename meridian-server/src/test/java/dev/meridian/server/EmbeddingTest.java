@@ -177,6 +177,25 @@ class EmbeddingTest {
   }
 
   @Test
+  void maxStreamsPerPeerHoldsOnTheApplicationsOwnServer() throws Exception {
+    Meridian m = track(Meridian.builder().maxStreamsPerPeer(1).build());
+    NettyServerBuilder sb = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        .directExecutor();
+    m.xdsServices().forEach(sb::addService);
+    Server own = sb.build().start();
+    track(() -> own.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
+    m.publisher().set("default", List.of(cluster("a")));
+    RawXdsClient.Sotw first = track(RawXdsClient.sotwAds(channel(own.getPort()), "first"));
+    first.ack(first.subscribe(CLUSTER));
+    RawXdsClient.Sotw second = track(RawXdsClient.sotwAds(channel(own.getPort()), "second"));
+    second.send(CLUSTER, "", "");
+    Status refused = second.awaitClose();
+    assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(refused.getDescription()).contains("address 127.0.0.1");
+    assertThat(first.closed()).isNotDone();
+  }
+
+  @Test
   void nodesAreServedTheGroupTheApplicationsFunctionPicks() throws Exception {
     Meridian m = started(Meridian.builder().grouping(NodeGrouping.byCluster()));
     m.publisher().set("payments", List.of(cluster("pay-db")));

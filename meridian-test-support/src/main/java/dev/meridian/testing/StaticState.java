@@ -94,7 +94,8 @@ public final class StaticState {
       "com.google.protobuf.Descriptors$GenericDescriptor",
       "com.google.protobuf.Descriptors$FileDescriptor",
       "com.google.protobuf.util.JsonFormat$TypeRegistry", "com.google.protobuf.TypeRegistry",
-      "io.grpc.Context$Key", "io.grpc.Metadata$Key", "io.grpc.ServiceDescriptor",
+      "io.grpc.Context$Key", "io.grpc.Metadata$Key", "io.grpc.Attributes$Key",
+      "io.grpc.ServiceDescriptor",
       "io.grpc.MethodDescriptor", "io.grpc.Status",
       "org.snakeyaml.engine.v2.nodes.Tag");
 

@@ -12,6 +12,16 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.IoHandlerFactory;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.protobuf.services.HealthStatusManager;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -78,10 +88,17 @@ public final class EmbeddedServer implements AutoCloseable {
   private final StreamCap streamCap;
   /** Each call's peer and identity; one for every service, so its refusal log is rate-limited once. */
   private final PeerAddress peers = new PeerAddress(Clock.systemUTC());
+  /** {@code --max-streams-per-peer}, likewise. */
+  private final PeerStreamQuota peerStreams;
   private final AtomicBoolean closing = new AtomicBoolean();
   private final AtomicBoolean healthStopped = new AtomicBoolean();
   private final List<AutoCloseable> owned = new ArrayList<>();
   private Server grpc;
+  /** The connections of the server {@link #start} opened, and their event loops. */
+  private ConnectionGate connections;
+  private PartialMessages partialMessages;
+  private EventLoopGroup boss;
+  private EventLoopGroup workers;
   private AdminHttpServer admin;
 
   public EmbeddedServer(Settings settings) {
@@ -89,7 +106,9 @@ public final class EmbeddedServer implements AutoCloseable {
     this.hub = new DiscoveryHub(settings.controlPlaneId());
     hub.serveAuthorities(settings.authorities());
     this.streamCap = new StreamCap(settings.bounds().maxStreams(), hub.metrics());
-    this.requestMemory = new RequestMemory(settings.bounds().maxRequestMemory());
+    this.requestMemory = new RequestMemory(settings.bounds().requestMemoryLimit());
+    this.peerStreams = new PeerStreamQuota(settings.bounds().streamsPerPeerLimit(),
+        hub.metrics());
     int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
     // An Error in any of Meridian's threads ends the process (see CoreThreads).
     this.streamPool = CoreThreads.pool("meridian-stream", threads);
@@ -159,9 +178,9 @@ public final class EmbeddedServer implements AutoCloseable {
     for (ServerServiceDefinition d : XdsServices.all(hub, Clock.systemUTC(), streamPool,
         heartbeats(), settings.plaintextSecrets(), settings.bounds().maxRequestRate(),
         settings.bounds().maxResourceNames(), requestMemory)) {
-      // The last interceptor runs first: a call over the cap costs nothing further.
+      // The last interceptor runs first: a call over a cap costs nothing further.
       defs.add(ServerInterceptors.intercept(d, new NotLoadedYet(hub), peers,
-          streamCap));
+          peerStreams, streamCap));
     }
     return defs;
   }
@@ -232,8 +251,39 @@ public final class EmbeddedServer implements AutoCloseable {
     if (closing.get()) {
       throw new IOException("closed while starting");
     }
+    Bounds bounds = settings.bounds();
+    connections = new ConnectionGate(bounds.connectionLimit(), bounds.connectionsPerPeerLimit(),
+        tls != null && tls.requiresClientCertificates(), hub.metrics());
+    partialMessages = new PartialMessages(bounds.partialBytesLimit(),
+        bounds.partialBytesPerConnectionLimit(), bounds.messageReceiveTimeout(),
+        Clock.systemUTC(), hub.metrics());
+    long sweepMillis = Math.max(10, Math.min(TICK_MILLIS,
+        bounds.messageReceiveTimeout().toMillis() / 4));
+    ticker.scheduleAtFixedRate(partialMessages::expire, sweepMillis, sweepMillis,
+        TimeUnit.MILLISECONDS);
+    // Event loops and a server channel of our own: the gate must see each connection as it is
+    // accepted, before any handshake, which grpc-java's default channel offers no hook for.
+    boolean epoll = Epoll.isAvailable();
+    IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("meridian-xds-accept",
+        true), io);
+    workers = new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("meridian-xds", true),
+        io);
+    ConnectionGate gate = connections;
     NettyServerBuilder b = (tls == null ? NettyServerBuilder.forAddress(address)
         : NettyServerBuilder.forAddress(address, tls.grpcCredentials()))
+        .bossEventLoopGroup(boss)
+        .workerEventLoopGroup(workers)
+        .channelFactory(() -> {
+          ServerChannel ch = epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
+          ch.pipeline().addLast(gate.acceptHandler());
+          return ch;
+        })
+        .addTransportFilter(gate.transportFilter())
+        // TLS handshake, HTTP/2 preface and SETTINGS: grpc-java's 120 s default let idle
+        // plaintext sockets pile up
+        .handshakeTimeout(bounds.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS)
+        .addStreamTracerFactory(partialMessages)
         .permitKeepAliveTime(settings.permitKeepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
         .permitKeepAliveWithoutCalls(true)
         .keepAliveTime(settings.keepAliveTime().toNanos(), TimeUnit.NANOSECONDS)
@@ -252,9 +302,37 @@ public final class EmbeddedServer implements AutoCloseable {
     b.addService(tls != null && tls.requiresClientCertificates()
         ? ServerInterceptors.intercept(csds, new CsdsAccess(csdsIdentity), peers)
         : ServerInterceptors.intercept(csds, peers));
-    grpc = b.build().start();
+    try {
+      grpc = b.build().start();
+    } catch (IOException | RuntimeException e) {
+      grpc = null;
+      shutDownEventLoops();
+      throw e;
+    }
     updateHealth();
     return port();
+  }
+
+  private void shutDownEventLoops() {
+    if (boss != null) {
+      boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  /** xDS connections open on the server {@link #start} opened (0 before it). */
+  synchronized int connectionsOpen() {
+    return connections == null ? 0 : connections.open();
+  }
+
+  /** Bytes of request messages received in part on the server {@link #start} opened. */
+  synchronized long partialMessageBytes() {
+    return partialMessages == null ? 0 : partialMessages.held();
+  }
+
+  /** The streams {@code peer} holds ("address 127.0.0.2", "identity spiffe://..."). */
+  int streamsOfPeer(String peer) {
+    return peerStreams.held(peer);
   }
 
   /** The port of the server {@link #start} opened, or -1. */
@@ -370,6 +448,7 @@ public final class EmbeddedServer implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+    shutDownEventLoops();
     if (admin != null) {
       admin.close();
     }

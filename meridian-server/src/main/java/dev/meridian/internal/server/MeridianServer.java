@@ -537,6 +537,21 @@ public final class MeridianServer implements AutoCloseable {
     return http.port();
   }
 
+  /** xDS connections open now, counted from accept. */
+  int connectionsOpen() {
+    return engine.connectionsOpen();
+  }
+
+  /** Bytes of xDS request messages received in part, now. */
+  long partialMessageBytes() {
+    return engine.partialMessageBytes();
+  }
+
+  /** The streams a peer holds now ("address 127.0.0.2", "identity spiffe://..."). */
+  int streamsOfPeer(String peer) {
+    return engine.streamsOfPeer(peer);
+  }
+
   /** The address the HTTP (admin) port is bound to. */
   public InetSocketAddress httpAddress() {
     return http.address();

@@ -74,7 +74,7 @@ public final class XdsServices {
   public static List<ServerServiceDefinition> all(DiscoveryHub hub, Clock clock, Executor pool,
       HeartbeatPolicy heartbeats, boolean plaintextSecrets, int maxRequestRate) {
     return all(hub, clock, pool, heartbeats, plaintextSecrets, maxRequestRate,
-        Bounds.DEFAULT_MAX_RESOURCE_NAMES, new RequestMemory(Bounds.DEFAULT_MAX_REQUEST_MEMORY));
+        Bounds.DEFAULT_MAX_RESOURCE_NAMES, new RequestMemory(Bounds.DEFAULT.requestMemoryLimit()));
   }
 
   /**

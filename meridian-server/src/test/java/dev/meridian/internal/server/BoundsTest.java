@@ -9,6 +9,7 @@ import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.service.discovery.v3.AggregatedDiscoveryServiceGrpc;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryResponse;
+import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
@@ -21,7 +22,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -59,6 +62,27 @@ class BoundsTest {
         .usePlaintext().build();
     channels.add(ch);
     return ch;
+  }
+
+  /** A connection of its own from {@code localAddress}: all of 127/8 is loopback on Linux. */
+  ManagedChannel connectionFrom(String localAddress) {
+    ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", f.server.xdsPort())
+        .localSocketPicker(new NettyChannelBuilder.LocalSocketPicker() {
+          @Override
+          public SocketAddress createSocketAddress(SocketAddress remote, Attributes attrs) {
+            return new InetSocketAddress(localAddress, 0);
+          }
+        })
+        .usePlaintext().build();
+    channels.add(ch);
+    return ch;
+  }
+
+  /** A raw HTTP/2 connection from {@code localAddress}, preface and SETTINGS sent. */
+  RawHttp2 http2From(String localAddress) throws IOException {
+    RawHttp2 h = new RawHttp2(localAddress, f.server.xdsPort());
+    sockets.add(h.socket);
+    return h;
   }
 
   @AfterEach
@@ -368,6 +392,147 @@ class BoundsTest {
     othersGetTheNextPush(other);
   }
 
+  @Test
+  void socketThatNeverSendsTheHttp2PrefaceIsClosedAfterTheHandshakeTimeout() throws Exception {
+    start(b -> b.withHandshakeTimeout(Duration.ofMillis(500)));
+    RawXdsClient.Sotw other = subscribed(connection(), "other");
+    Socket idle = socket(f.server.xdsPort()); // plaintext, and not a byte sent
+    // grpc-java's own default was 120 s: the socket would still be open long after 5 s.
+    assertXdsClosedWithin(idle, Duration.ofSeconds(5));
+    await("its connection no longer counted", () -> f.server.connectionsOpen() == 1);
+    othersGetTheNextPush(other);
+  }
+
+  @Test
+  void connectionBeyondMaxConnectionsIsClosedAtOnceWhileReadyzAnswers() throws Exception {
+    start(b -> b.withMaxConnections(4, 4));
+    RawXdsClient.Sotw other = subscribed(connection(), "other");
+    List<Socket> idle = List.of(socket(f.server.xdsPort()), socket(f.server.xdsPort()),
+        socket(f.server.xdsPort()));
+    await("four connections counted", () -> f.server.connectionsOpen() == 4);
+    Socket fifth = socket(f.server.xdsPort());
+    assertXdsClosedWithin(fifth, Duration.ofSeconds(5)); // at once, not after the handshake timeout
+    assertThat(refusedCount("max_connections")).isEqualTo(1.0);
+    assertThat(f.get("/readyz").statusCode()).isEqualTo(200);
+    for (Socket s : idle) {
+      assertThat(xdsClosedWithin(s, Duration.ofMillis(50))).as("held within the bound").isFalse();
+    }
+    othersGetTheNextPush(other);
+    // A place freed takes a new connection.
+    idle.get(0).close();
+    await("three connections counted", () -> f.server.connectionsOpen() == 3);
+    assertThat(subscribed(connection(), "later").closed()).isNotDone();
+  }
+
+  @Test
+  void connectionsOfOneAddressBeyondItsQuotaAreClosedWhileOtherAddressesConnect()
+      throws Exception {
+    start(b -> b.withMaxConnections(100, 2));
+    Socket first = socketFrom("127.0.0.2");
+    Socket second = socketFrom("127.0.0.2");
+    await("two connections counted", () -> f.server.connectionsOpen() == 2);
+    Socket third = socketFrom("127.0.0.2");
+    assertXdsClosedWithin(third, Duration.ofSeconds(5));
+    assertThat(refusedCount("max_connections_per_peer")).isEqualTo(1.0);
+    RawXdsClient.Sotw elsewhere = subscribed(connectionFrom("127.0.0.3"), "elsewhere");
+    assertThat(xdsClosedWithin(first, Duration.ofMillis(50))).isFalse();
+    assertThat(xdsClosedWithin(second, Duration.ofMillis(50))).isFalse();
+    othersGetTheNextPush(elsewhere);
+  }
+
+  @Test
+  void onePeerCannotTakeEveryStreamFromAPeerThatConnectsLater() throws Exception {
+    start(b -> b.withMaxStreams(30).withMaxStreamsPerPeer(3));
+    ManagedChannel greedy = connectionFrom("127.0.0.2");
+    RawXdsClient.Sotw a = subscribed(greedy, "greedy-1");
+    RawXdsClient.Sotw b = subscribed(greedy, "greedy-2");
+    RawXdsClient.Sotw c = subscribed(connectionFrom("127.0.0.2"), "greedy-3");
+    // The quota is the address's, whatever its connections.
+    for (ManagedChannel ch : List.of(greedy, connectionFrom("127.0.0.2"))) {
+      RawXdsClient.Sotw more = RawXdsClient.sotwAds(ch, "greedy-more");
+      more.send(CLUSTER, "", "");
+      Status refused = more.awaitClose();
+      assertThat(refused.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(refused.getDescription()).contains("address 127.0.0.2")
+          .contains("maximum of 3 streams");
+    }
+    assertThat(refusedCount("max_streams_per_peer")).isEqualTo(2.0);
+    RawXdsClient.Sotw later = subscribed(connectionFrom("127.0.0.3"), "later");
+    othersGetTheNextPush(a, b, c, later);
+    // A stream ended gives its place back to its peer.
+    a.close();
+    await("greedy holds two", () -> f.server.streamsOfPeer("address 127.0.0.2") == 2);
+    assertThat(subscribed(greedy, "greedy-again").closed()).isNotDone();
+  }
+
+  @Test
+  void streamsPerPeerDefaultToATenthOfMaxStreamsAndAtLeastAnEnvoysTen() {
+    assertThat(Bounds.DEFAULT.withMaxStreams(300).streamsPerPeerLimit()).isEqualTo(30);
+    assertThat(Bounds.DEFAULT.streamsPerPeerLimit()).isEqualTo(10_000);
+    assertThat(Bounds.DEFAULT.withMaxStreams(50).streamsPerPeerLimit()).isEqualTo(10);
+    assertThat(Bounds.DEFAULT.withMaxStreams(5).streamsPerPeerLimit()).isEqualTo(5);
+  }
+
+  @Test
+  void connectionsDefaultToTheFileDescriptorLimitLessAReserve() {
+    assertThat(Bounds.connectionsFor(1_048_576)).isEqualTo(1_048_576 - 104_857);
+    assertThat(Bounds.connectionsFor(1024)).isEqualTo(1024 - 256);
+    assertThat(Bounds.connectionsFor(-1)).isEqualTo(Bounds.CONNECTIONS_WITHOUT_FD_LIMIT);
+    long limit = Bounds.fileDescriptorLimit();
+    assertThat(Bounds.DEFAULT.connectionLimit()).isEqualTo(Bounds.connectionsFor(limit));
+  }
+
+  @Test
+  void halfSentMessageIsCutAfterTheReceiveDeadlineAndItsBytesReleased() throws Exception {
+    start(b -> b.withPartialMessages(Duration.ofMillis(500), 0, 0));
+    RawXdsClient.Sotw other = subscribed(connection(), "other");
+    RawHttp2 slow = http2From("127.0.0.1");
+    // 16 MiB declared (the largest accepted), 60,000 bytes sent (within HTTP/2's first 64 KiB
+    // window), the rest never.
+    slow.sendPartOfAMessage(1, Bounds.DEFAULT_MAX_REQUEST_BYTES, 60_000);
+    await("the part held", () -> f.server.partialMessageBytes() == 60_000);
+    assertThat(f.server.streamsOfPeer("address 127.0.0.1")).isEqualTo(2);
+    assertXdsClosedWithin(slow.socket, Duration.ofSeconds(5));
+    // Its stream ended: grpc-java closed its deframer, which frees the bytes it held.
+    await("its stream ended", () -> f.server.streamsOfPeer("address 127.0.0.1") == 1);
+    assertThat(f.server.partialMessageBytes()).isZero();
+    assertThat(refusedCount("message_receive_timeout")).isEqualTo(1.0);
+    othersGetTheNextPush(other);
+  }
+
+  @Test
+  void partialBytesBeyondTheConnectionsBoundFailTheStreamThatCrossesIt() throws Exception {
+    start(b -> b.withPartialMessages(Duration.ofSeconds(60), 0, 50_000));
+    RawXdsClient.Sotw other = subscribed(connection(), "other");
+    RawHttp2 h = http2From("127.0.0.1");
+    h.sendPartOfAMessage(1, 1 << 20, 30_000);
+    await("the first part held", () -> f.server.partialMessageBytes() == 30_000);
+    h.sendPartOfAMessage(3, 1 << 20, 30_000); // 60,000 on the connection: over
+    h.awaitEndOf(3);
+    await("its stream ended", () -> f.server.streamsOfPeer("address 127.0.0.1") == 2);
+    assertThat(refusedCount("max_partial_bytes_per_connection")).isEqualTo(1.0);
+    await("only the first part held", () -> f.server.partialMessageBytes() == 30_000);
+    assertThat(xdsClosedWithin(h.socket, Duration.ofMillis(50))).isFalse();
+    othersGetTheNextPush(other);
+  }
+
+  @Test
+  void partialBytesBeyondTheServersBoundFailTheStreamThatCrossesIt() throws Exception {
+    start(b -> b.withPartialMessages(Duration.ofSeconds(60), 50_000, 0));
+    RawXdsClient.Sotw other = subscribed(connection(), "other");
+    RawHttp2 first = http2From("127.0.0.2");
+    first.sendPartOfAMessage(1, 1 << 20, 30_000);
+    await("the first part held", () -> f.server.partialMessageBytes() == 30_000);
+    RawHttp2 second = http2From("127.0.0.3");
+    second.sendPartOfAMessage(1, 1 << 20, 30_000);
+    second.awaitEndOf(1);
+    await("its stream ended", () -> f.server.streamsOfPeer("address 127.0.0.3") == 0);
+    assertThat(f.server.streamsOfPeer("address 127.0.0.2")).isEqualTo(1);
+    assertThat(refusedCount("max_partial_bytes")).isEqualTo(1.0);
+    await("only the first part held", () -> f.server.partialMessageBytes() == 30_000);
+    othersGetTheNextPush(other);
+  }
+
   /** HTTP/2 by hand: the client preface and SETTINGS, then PING after PING. */
   @Test
   void pingFloodGetsGoAwayEnhanceYourCalm() throws Exception {
@@ -503,6 +668,15 @@ class BoundsTest {
     return s;
   }
 
+  /** A plain socket to the xDS port from {@code localAddress}. */
+  Socket socketFrom(String localAddress) throws IOException {
+    Socket s = new Socket();
+    sockets.add(s);
+    s.bind(new InetSocketAddress(localAddress, 0));
+    s.connect(new InetSocketAddress("127.0.0.1", f.server.xdsPort()), 5000);
+    return s;
+  }
+
   Socket socket(int port) throws IOException {
     Socket s = new Socket("127.0.0.1", port);
     sockets.add(s);
@@ -511,6 +685,36 @@ class BoundsTest {
 
   static void assertClosedWithin(Socket s, Duration bound) throws IOException {
     assertThat(closedWithin(s, bound)).as("closed within " + bound).isTrue();
+  }
+
+  /**
+   * Whether the xDS server closed {@code s} (EOF or reset) within {@code bound}; what it sent
+   * before (its SETTINGS, a GOAWAY) is read and dropped.
+   */
+  static boolean xdsClosedWithin(Socket s, Duration bound) throws IOException {
+    long deadline = System.nanoTime() + bound.toNanos();
+    InputStream in = s.getInputStream();
+    byte[] buf = new byte[8192];
+    while (true) {
+      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (left <= 0) {
+        return false;
+      }
+      s.setSoTimeout((int) left);
+      try {
+        if (in.read(buf) < 0) {
+          return true;
+        }
+      } catch (SocketTimeoutException e) {
+        return false;
+      } catch (IOException e) {
+        return true; // reset
+      }
+    }
+  }
+
+  static void assertXdsClosedWithin(Socket s, Duration bound) throws IOException {
+    assertThat(xdsClosedWithin(s, bound)).as("closed within " + bound).isTrue();
   }
 
   /** Whether the server closed {@code s} (EOF or reset) within {@code bound}. */

@@ -49,7 +49,7 @@ class RestDiscoveryFuzzTest {
   static final RestDiscovery REST = new RestDiscovery(HUB, Clock.systemUTC(),
       HeartbeatPolicy.DEFAULT, Runnable::run, null, Duration.ZERO, false, Bounds.DEFAULT,
       new HttpExecutor("rest-fuzz", Bounds.DEFAULT, null),
-      new RequestMemory(Bounds.DEFAULT_MAX_REQUEST_MEMORY));
+      new RequestMemory(Bounds.DEFAULT.requestMemoryLimit()));
 
   @FuzzTest
   void anyBodyGetsOneStatusAndNeverAnException(byte[] body) throws Exception {

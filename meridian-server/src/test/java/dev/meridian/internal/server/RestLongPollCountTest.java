@@ -23,7 +23,7 @@ class RestLongPollCountTest {
     RestDiscovery rest = new RestDiscovery(RestDiscoveryFuzzTest.HUB, Clock.systemUTC(),
         HeartbeatPolicy.DEFAULT, Runnable::run, timers, Duration.ofSeconds(30), false,
         Bounds.DEFAULT, new HttpExecutor("rest-count", Bounds.DEFAULT, null),
-        new RequestMemory(Bounds.DEFAULT_MAX_REQUEST_MEMORY));
+        new RequestMemory(Bounds.DEFAULT.requestMemoryLimit()));
     RestDiscoveryFuzzTest.Exchange first = new RestDiscoveryFuzzTest.Exchange(
         RestDiscovery.PREFIX + "clusters", "{\"node\": {\"id\": \"n\"}}".getBytes(
             StandardCharsets.UTF_8));

@@ -1,0 +1,79 @@
+package dev.meridian.internal.server;
+
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * At most {@code --max-streams-per-peer} xDS calls open at once of one peer: its verified identity
+ * under mTLS, else its IP address (whatever its connections). One more is closed
+ * RESOURCE_EXHAUSTED before a handler exists, so one client cannot take every place
+ * {@code --max-streams} gives and leave none for a client that connects later.
+ */
+final class PeerStreamQuota implements ServerInterceptor {
+  private final PeerCounts peers;
+  private final Metrics metrics;
+
+  PeerStreamQuota(int perPeer, Metrics metrics) {
+    this.peers = new PeerCounts(perPeer);
+    this.metrics = metrics;
+  }
+
+  /** The streams {@code peer} (as {@link #peerOf} names it) holds now. */
+  int held(String peer) {
+    return peers.held(peer);
+  }
+
+  static String peerOf(ServerCall<?, ?> call) {
+    String identity = Identities.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION))
+        .identity();
+    return identity != null ? "identity " + identity
+        : ConnectionGate.addressOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+      ServerCallHandler<Q, R> next) {
+    String peer = peerOf(call);
+    if (!peers.take(peer)) {
+      metrics.boundRefused("max_streams_per_peer");
+      call.close(Status.RESOURCE_EXHAUSTED.withDescription("this peer (" + peer + ") holds its "
+          + "maximum of " + peers.max() + " streams on this server; retry, or use another "
+          + "replica"), new Metadata());
+      return new ServerCall.Listener<>() {};
+    }
+    ServerCall.Listener<Q> listener;
+    try {
+      listener = next.startCall(call, headers);
+    } catch (RuntimeException e) {
+      peers.giveBack(peer);
+      throw e;
+    }
+    AtomicBoolean ended = new AtomicBoolean();
+    // Exactly one of onComplete and onCancel ends every started call; given back once anyway.
+    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
+      @Override
+      public void onComplete() {
+        end();
+        super.onComplete();
+      }
+
+      @Override
+      public void onCancel() {
+        end();
+        super.onCancel();
+      }
+
+      private void end() {
+        if (ended.compareAndSet(false, true)) {
+          peers.giveBack(peer);
+        }
+      }
+    };
+  }
+}
