@@ -48,7 +48,10 @@ public final class StaticState {
       "dev.meridian.internal.config.BlockYaml#DECLINE",
       "a stackless control-flow exception without suppression or cause: it carries no data",
       "dev.meridian.internal.config.YamlTree#SCHEMA",
-      "a YAML schema: its resolver rules are fixed when it is built and only read after");
+      "a YAML schema: its resolver rules are fixed when it is built and only read after",
+      "dev.meridian.internal.server.SharedNamesMarshaller#HANDOFF",
+      "per thread, from one request's parse to its stream's onNext on that same thread; what it"
+          + " holds names the server (marshaller) it came from, so servers share nothing");
 
   /**
    * Instance fields of Meridian classes that the check does not look into where it meets their
