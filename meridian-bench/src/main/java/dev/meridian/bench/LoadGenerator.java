@@ -169,6 +169,10 @@ public final class LoadGenerator {
                                      './meridian serve --fleet' runs it: for restart the
                                      launcher then adds its JVM flags, otherwise --fleet-gc and
                                      --fleet-jit add them; "" for none)
+          --lift-peer-quotas true|false  give Meridian --max-connections-per-peer and
+                                     --max-streams-per-peer far above the fleet: every client
+                                     connects from 127.0.0.1, one peer (default true; false for
+                                     a build without those flags, or to run with the defaults)
           --launcher PATH            restart: the launcher to run (default ./meridian); it gets
                                      --server-jvm in MERIDIAN_JAVA_OPTS and picks its own JVM
                                      flags (--unzeroed-direct-memory, --fleet-gc and --fleet-jit
@@ -231,6 +235,7 @@ public final class LoadGenerator {
     // --fleet-jit; the server itself starts the same with or without it).
     opts.put("meridian-args", "--fleet");
     opts.put("launcher", "./meridian");
+    opts.put("lift-peer-quotas", "true");
     opts.put("retry-ms", "100");
     opts.put("retry-mode", "probe");
     opts.put("unzeroed-direct-memory", "true");
@@ -493,7 +498,9 @@ public final class LoadGenerator {
       cmd.addAll(List.of("-cp", opts.get("meridian-jar"), "dev.meridian.cli.Main",
           "serve", "--config", config.toString(), "--bind", "127.0.0.1",
           "--xds-port", Integer.toString(port), "--http-port", Integer.toString(httpPort)));
-      cmd.addAll(ONE_PEER_FLAGS);
+      if (Boolean.parseBoolean(opts.get("lift-peer-quotas"))) {
+        cmd.addAll(ONE_PEER_FLAGS);
+      }
       if (tls != null) {
         cmd.addAll(tls.serverArgs());
       }
@@ -626,7 +633,9 @@ public final class LoadGenerator {
     List<String> cmd = new ArrayList<>(List.of(opts.get("launcher"), "serve",
         "--config", config.toString(), "--bind", "127.0.0.1",
         "--xds-port", Integer.toString(port), "--http-port", Integer.toString(freePort())));
-    cmd.addAll(ONE_PEER_FLAGS);
+    if (Boolean.parseBoolean(opts.get("lift-peer-quotas"))) {
+      cmd.addAll(ONE_PEER_FLAGS);
+    }
     if (tls != null) {
       cmd.addAll(tls.serverArgs());
     }
