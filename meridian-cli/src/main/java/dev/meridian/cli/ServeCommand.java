@@ -108,6 +108,10 @@ final class ServeCommand implements Callable<Integer> {
       description = "Format of published files: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
   FilePublisher.Format format;
 
+  @Option(names = "--publish-secrets",
+      description = "Also publish each group's Secrets (private keys in plain text, files 0600), whatever secret_access says; with --publish-dir. Default: Secrets are served over xDS only.")
+  boolean publishSecrets;
+
   @Option(names = "--tls-cert", paramLabel = "FILE",
       description = "PEM certificate chain: the xDS port (and the REST port) serve TLS; with "
           + "--tls-key. Re-read when it changes (docs/security.md).")
@@ -248,6 +252,10 @@ final class ServeCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(),
           "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
     }
+    if (publishSecrets && publishDir == null) {
+      throw new ParameterException(spec.commandLine(),
+          "--publish-secrets needs --publish-dir: it says what the published files hold");
+    }
     Bounds bounds = bounds();
     Logging.configure(logLevel, logFormat);
     dev.meridian.internal.etcd.EtcdConfigSource store = null;
@@ -273,6 +281,7 @@ final class ServeCommand implements Callable<Integer> {
             .withReferenceCheck(check)
             .withRestMaxWait(restMaxWait)
             .withPublish(publishDir, format)
+            .withPublishSecrets(publishSecrets)
             .withTls(tlsCert == null ? null
                 : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
             .withRestPort(restPort)
