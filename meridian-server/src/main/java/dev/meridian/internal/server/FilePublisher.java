@@ -76,8 +76,10 @@ public final class FilePublisher {
   }
 
   /** Owner only: the files may hold private keys. */
-  static final Set<PosixFilePermission> FILE_MODE = PosixFilePermissions.fromString("rw-------");
-  static final Set<PosixFilePermission> DIRECTORY_MODE = PosixFilePermissions.fromString("rwx------");
+  static final Set<PosixFilePermission> FILE_MODE =
+      Set.copyOf(PosixFilePermissions.fromString("rw-------"));
+  static final Set<PosixFilePermission> DIRECTORY_MODE =
+      Set.copyOf(PosixFilePermissions.fromString("rwx------"));
 
   private final Path dir;
   private final Format format;
