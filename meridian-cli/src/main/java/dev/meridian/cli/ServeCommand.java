@@ -115,6 +115,10 @@ final class ServeCommand implements Callable<Integer> {
       description = "Format of published files: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
   FilePublisher.Format format;
 
+  @Option(names = "--publish-secrets",
+      description = "Also publish each group's Secrets (private keys in plain text, files 0600), whatever secret_access says; with --publish-dir. Default: Secrets are served over xDS only.")
+  boolean publishSecrets;
+
   @Option(names = "--tls-cert", paramLabel = "FILE",
       description = "PEM certificate chain: the xDS port (and the REST port) serve TLS; with "
           + "--tls-key. Re-read when it changes (docs/security.md).")
@@ -316,6 +320,10 @@ final class ServeCommand implements Callable<Integer> {
       throw new ParameterException(spec.commandLine(),
           "--tls-client-ca needs --tls-cert and --tls-key: mTLS is TLS with client certificates");
     }
+    if (publishSecrets && publishDir == null) {
+      throw new ParameterException(spec.commandLine(),
+          "--publish-secrets needs --publish-dir: it says what the published files hold");
+    }
     Bounds bounds = bounds();
     for (String host : adminAllowedHosts) {
       try {
@@ -354,6 +362,7 @@ final class ServeCommand implements Callable<Integer> {
             .withReferenceCheck(check)
             .withRestMaxWait(restMaxWait)
             .withPublish(publishDir, format)
+            .withPublishSecrets(publishSecrets)
             .withTls(tlsCert == null ? null
                 : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
             .withRestPort(restPort)

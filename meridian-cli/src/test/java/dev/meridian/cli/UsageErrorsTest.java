@@ -109,6 +109,15 @@ class UsageErrorsTest {
   }
 
   @Test
+  void publishSecretsWithoutAPublishDirIsAUsageError() {
+    assertThat(run("serve", "--config", "c.yaml", "--publish-secrets")).isEqualTo(2);
+    assertThat(err.toString().lines()).containsExactly(
+        "meridian serve: --publish-secrets needs --publish-dir: it says what the published files"
+            + " hold",
+        "Try 'meridian serve --help' for usage.");
+  }
+
+  @Test
   void serveHelpListsFleetButNotTheRemovedWarmup() {
     assertThat(run("serve", "--help")).isZero();
     assertThat(out.toString()).contains("--fleet").doesNotContain("--warmup")

@@ -203,7 +203,10 @@ public final class FileXdsTransport implements XdsTransport {
   private static DiscoveryResponse yaml(String text) throws IOException {
     Object tree;
     try {
-      tree = new Yaml(new LoaderOptions()).load(text);
+      // No cap on the size: a published file of many resources passes snakeyaml's 3 MiB default.
+      LoaderOptions o = new LoaderOptions();
+      o.setCodePointLimit(Integer.MAX_VALUE);
+      tree = new Yaml(o).load(text);
     } catch (RuntimeException e) {
       throw new IOException("invalid YAML: " + e.getMessage(), e);
     }

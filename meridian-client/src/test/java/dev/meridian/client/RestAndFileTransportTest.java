@@ -159,6 +159,23 @@ class RestAndFileTransportTest {
   }
 
   @Test
+  void aYamlFileLargerThanThreeMibIsRead() throws Exception {
+    // What serve --publish-dir writes for some 15,000 clusters: past snakeyaml's default cap.
+    StringBuilder yaml = new StringBuilder("version_info: '1'\nresources:\n");
+    for (int i = 0; i < 40_000; i++) {
+      yaml.append("  - '@type': ").append(ResourceType.CLUSTER.typeUrl())
+          .append("\n    name: cluster-").append(i).append("\n");
+    }
+    assertThat(yaml.length()).isGreaterThan(3 * 1024 * 1024);
+    Path file = Files.writeString(dir.resolve("clusters.yaml"), yaml);
+    client = client(Node.newBuilder().setId("f").build(),
+        new FileXdsTransport(t -> file, Duration.ofMillis(50)));
+    RecordingWatcher w = new RecordingWatcher();
+    client.watchAll(ResourceType.CLUSTER, w);
+    Await.until("the last cluster", () -> w.latest.containsKey("cluster-39999"));
+  }
+
+  @Test
   void badFileIsRejectedAndTheLastGoodConfigKept() throws Exception {
     Path file = dir.resolve("clusters.json");
     Files.writeString(file, json(clusters("1", "a")));

@@ -36,6 +36,10 @@ import java.util.function.LongSupplier;
  * have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes. Identical
  * content is never reloaded. A failed load, or a config the caller's {@link Applier} rejects, is
  * reported once and the last good config stays in force (the caller simply keeps serving it).
+ *
+ * <p>A read that failed (a file not readable, a directory not listable) is tried again on every
+ * poll until one succeeds, stamps or not: a {@code chmod} that makes a file readable changes
+ * neither its content nor its modification time.
  */
 public final class ConfigWatcher implements AutoCloseable {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.config.ConfigWatcher");
@@ -59,6 +63,7 @@ public final class ConfigWatcher implements AutoCloseable {
   private final Consumer<ConfigException> onError;
   private final long pollMillis;
   private final LongSupplier ticker;
+  private final Reader reader;
   private final WatchService watchService;
   private final Thread thread;
   private volatile boolean closed;
@@ -75,6 +80,14 @@ public final class ConfigWatcher implements AutoCloseable {
   private Pending pending;
   /** A config file was written under its name since the last settled change. */
   private boolean writtenInPlace;
+  /** The last settled read could not read every file: read again until it can. */
+  private boolean readFailed;
+
+  /** How the files are read: {@link ConfigLoader#read(Path, ConfigLoader.Contents)}. */
+  @FunctionalInterface
+  interface Reader {
+    ConfigLoader.Contents read(Path path, ConfigLoader.Contents previous) throws ConfigException;
+  }
 
   /** Puts a loaded config in force, or rejects it by throwing: the last good config stays. */
   @FunctionalInterface
@@ -90,6 +103,17 @@ public final class ConfigWatcher implements AutoCloseable {
   /** As above, with the time source the stability checks read (tests drive {@link #check}). */
   ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
       Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker) throws IOException {
+    this(path, loader, onLoad, onError, pollMillis, ticker, ConfigLoader::read);
+  }
+
+  /**
+   * As above, reading through {@code reader}: tests make a read fail as the platform would for a
+   * process that may not read the file, which a test run as root cannot make it do.
+   */
+  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
+      Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker, Reader reader)
+      throws IOException {
+    this.reader = reader;
     this.path = path.toAbsolutePath();
     this.directory = Files.isDirectory(this.path);
     this.loader = loader;
@@ -114,7 +138,7 @@ public final class ConfigWatcher implements AutoCloseable {
   /** The first load, without watching: {@link #start}, and tests that call {@link #check}. */
   ConfigLoader.Loaded loadFirst() throws ConfigException {
     lastStamp = stamp();
-    ConfigLoader.Contents contents = ConfigLoader.read(path);
+    ConfigLoader.Contents contents = reader.read(path, null);
     lastRead = contents;
     applied = loader.load(contents);
     appliedFilled = Emptying.filled(contents);
@@ -170,11 +194,11 @@ public final class ConfigWatcher implements AutoCloseable {
    */
   long check(long now) {
     Stamp stamp = stamp();
-    if (pending == null && stamp.equals(lastStamp)) {
+    if (pending == null && stamp.equals(lastStamp) && !readFailed) {
       writtenInPlace = false; // late events of a settled write: nothing to wait for
       return IDLE;
     }
-    Pending seen = Pending.read(path, lastRead, stamp, now);
+    Pending seen = Pending.read(reader, path, lastRead, stamp, now);
     if (seen.contents != null) {
       lastRead = seen.contents;
     }
@@ -251,6 +275,8 @@ public final class ConfigWatcher implements AutoCloseable {
     lastStamp = p.stamp;
     pending = null;
     writtenInPlace = false;
+    // What makes a file readable again (chmod, an ACL, a mount) need not change its stamp.
+    readFailed = p.unreadable != null || !p.contents.unreadable().isEmpty();
   }
 
   /** Bytes read at one instant, with the stamp seen just before: compared after the quiet period. */
@@ -275,10 +301,11 @@ public final class ConfigWatcher implements AutoCloseable {
       this.digest = digest;
     }
 
-    static Pending read(Path path, ConfigLoader.Contents previous, Stamp stamp, long now) {
+    static Pending read(Reader reader, Path path, ConfigLoader.Contents previous, Stamp stamp,
+        long now) {
       try {
         // Read once, digested and loaded; a file unchanged since the last read is not read again.
-        ConfigLoader.Contents c = ConfigLoader.read(path, previous);
+        ConfigLoader.Contents c = reader.read(path, previous);
         return new Pending(stamp, now, c, null, c.digest());
       } catch (ConfigException e) {
         byte[] d = ("error:" + e.getMessage()).getBytes(StandardCharsets.UTF_8);

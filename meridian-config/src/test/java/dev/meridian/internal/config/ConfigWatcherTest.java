@@ -415,6 +415,74 @@ class ConfigWatcherTest {
     assertThat(errors.get(0).getMessage()).contains("invalid YAML");
   }
 
+  /**
+   * A read that failed is tried again on every check until it succeeds: what makes a file
+   * readable again (chmod) changes neither its bytes nor its stamp. The failure is the one the
+   * platform gives a process that may not read the file (a test run as root is never refused, so
+   * the read is refused here, as the next test does for real where it can); the fix does not look
+   * at why a read failed.
+   */
+  @Test
+  void aFileThatCouldNotBeReadIsReloadedOnceItCanBeWithoutBeingTouched() throws Exception {
+    Path file = Layout.FILE.create(dir, version("a"));
+    java.util.concurrent.atomic.AtomicBoolean denied = new java.util.concurrent.atomic.AtomicBoolean();
+    ConfigWatcher w = new ConfigWatcher(file, new ConfigLoader(), l -> applied.add(l.config()),
+        errors::add, 50, () -> {
+          throw new AssertionError("the test drives time");
+        }, (path, previous) -> {
+          if (!denied.get()) {
+            return ConfigLoader.read(path, previous);
+          }
+          java.util.Map<Path, String> refused = new java.util.HashMap<>();
+          for (Path f : ConfigLoader.files(path)) {
+            refused.put(f, f + ": Permission denied");
+          }
+          return new ConfigLoader.Contents(ConfigLoader.files(path), java.util.Map.of(), refused);
+        });
+    watchers.add(w);
+    w.loadFirst();
+
+    denied.set(true);
+    ConfigFiles.replaceByRename(file, version("b"));
+    long t = settle(w, 0);
+    for (int i = 1; i <= 3; i++) {
+      t = settle(w, t + SECOND); // still refused: read again, not reported again
+    }
+    assertThat(applied).isEmpty();
+    assertThat(errors).singleElement().extracting(Throwable::getMessage).asString()
+        .contains("Permission denied");
+
+    denied.set(false); // the file's bytes and stamp are as they were
+    settle(w, t + SECOND);
+    assertThat(applied).singleElement().extracting(ConfigWatcherTest::clusters)
+        .isEqualTo(clusters(new ConfigLoader().load(file).config()));
+    assertThat(errors).hasSize(1);
+  }
+
+  /** The same for real, with chmod, where the test may be refused a read (not as root). */
+  @Test
+  void aConfigFileMadeReadableAgainIsReloadedWithoutATouch() throws Exception {
+    Path file = Layout.FILE.create(dir, version("a"));
+    Path next = Files.writeString(dir.resolve(".next.yaml"), version("b"));
+    Files.setPosixFilePermissions(next, java.nio.file.attribute.PosixFilePermissions.fromString(
+        "---------"));
+    org.junit.jupiter.api.Assumptions.assumeFalse(Files.isReadable(next),
+        "this process reads a file of mode 0000 (root): the test above covers it");
+    watch(file);
+    Files.move(next, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (errors.isEmpty()) {
+      assertThat(System.nanoTime()).as("the refused read reported").isLessThan(deadline);
+      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+    long modified = Files.getLastModifiedTime(file).toMillis();
+    Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString(
+        "rw-------"));
+    awaitApplied(Set.copyOf(clusters(new ConfigLoader().load(file).config())), Set.of(),
+        "made readable");
+    assertThat(Files.getLastModifiedTime(file).toMillis()).isEqualTo(modified);
+  }
+
   /** Rejects a config that has a ClusterLoadAssignment named reject-me, else applies it. */
   ConfigWatcher.Applier rejectingRejectMe() {
     return l -> {

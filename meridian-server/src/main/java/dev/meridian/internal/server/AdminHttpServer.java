@@ -147,7 +147,7 @@ final class AdminHttpServer implements AutoCloseable {
         sendBytes(ex, 200, e.contentType(), e.body());
       }));
       routes.put("/status", get(ex -> json(ex, AdminJson.status(hub.controlPlaneId(),
-          ready.getAsBoolean(), hub.current(), hub.reloads(), store))));
+          ready.getAsBoolean(), hub.current(), hub.reloads(), hub.publishes().last(), store))));
       // The status page (issue 24): static HTML and JS from the jar, reading /status and /clients.
       routes.put("/", get(ex -> page(ex, "text/html; charset=utf-8", StatusPage.HTML)));
       routes.put("/status.js", get(ex -> page(ex, "text/javascript; charset=utf-8",

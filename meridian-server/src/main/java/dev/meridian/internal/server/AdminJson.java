@@ -66,10 +66,12 @@ final class AdminJson {
   /**
    * {@code GET /status}: what the status page shows besides the clients (issue 24): this server's
    * id and readiness, the groups with their resource counts per type, the last load or reload and
-   * the last rejected one, and the config store's state (null for a config file).
+   * the last rejected one, the last publish of files (null without {@code --publish-dir}) and the
+   * config store's state (null for a config file).
    */
   static JsonObject status(String controlPlaneId, boolean ready, ServedConfig config,
-      ReloadStatus reloads, dev.meridian.internal.config.ConfigSource store) {
+      ReloadStatus reloads, PublishStatus.Publish publish,
+      dev.meridian.internal.config.ConfigSource store) {
     JsonObject root = new JsonObject();
     root.addProperty("control_plane", controlPlaneId);
     root.addProperty("ready", ready);
@@ -93,8 +95,23 @@ final class AdminJson {
     root.add("groups", groups);
     root.add("last_reload", reload(reloads.last()));
     root.add("last_failed_reload", reload(reloads.lastFailure()));
+    root.add("publish", publish(publish));
     root.add("config_source", store == null ? JsonNull.INSTANCE : store(store));
     return root;
+  }
+
+  private static com.google.gson.JsonElement publish(PublishStatus.Publish p) {
+    if (p == null) {
+      return JsonNull.INSTANCE;
+    }
+    JsonObject o = new JsonObject();
+    o.addProperty("dir", p.dir());
+    o.addProperty("at", p.at().toString());
+    o.addProperty("result", p.ok() ? "ok" : "failed");
+    JsonArray errors = new JsonArray();
+    p.errors().forEach(errors::add);
+    o.add("errors", errors);
+    return o;
   }
 
   private static com.google.gson.JsonElement reload(ReloadStatus.Reload r) {

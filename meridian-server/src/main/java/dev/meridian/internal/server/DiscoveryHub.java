@@ -69,6 +69,8 @@ public final class DiscoveryHub {
   private final Metrics metrics = new Metrics(registry, this::current);
   /** The last reload and the last rejected one, for the status page (issue 24). */
   private final ReloadStatus reloads = new ReloadStatus();
+  /** The last publish of files ({@code --publish-dir}), for the status page. */
+  private final PublishStatus publishes = new PublishStatus();
   /** This hub's streams share interned subscriptions and answers; other hubs' never do. */
   private final Sharing sharing = Sharing.interning();
   /** Who hears of stream events (the embedding API's callbacks); set before streams start. */
@@ -163,6 +165,23 @@ public final class DiscoveryHub {
   public void reloadRejected(List<String> errors) {
     metrics.reload(false);
     reloads.rejected(errors);
+  }
+
+  /** The last publish of files (see {@link PublishStatus}). */
+  public PublishStatus publishes() {
+    return publishes;
+  }
+
+  /**
+   * The config was published to {@code dir}; {@code errors} says which files could not be
+   * written (empty: every file is current). A failure is counted in
+   * {@code meridian_publish_failures_total}.
+   */
+  public void published(String dir, List<String> errors) {
+    if (!errors.isEmpty()) {
+      metrics.publishFailed();
+    }
+    publishes.published(dir, errors);
   }
 
   public boolean isLoaded() {

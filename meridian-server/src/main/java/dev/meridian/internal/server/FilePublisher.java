@@ -17,8 +17,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -38,6 +45,13 @@ import org.yaml.snakeyaml.Yaml;
  * rename, and the directory is forced after it; a group no longer served is first renamed to
  * {@code .<group>.removing} (its files vanish together), then deleted. A publisher's first publish
  * removes what a killed one left: its temporary files and {@code .removing} directories.
+ *
+ * <p>The files may hold private keys, so (docs/security.md): files are 0600 and the directories
+ * the publisher makes are 0700, set explicitly whatever the umask; Secrets are written only when
+ * asked for ({@code --publish-secrets}); a link in the publish dir is never followed: a group
+ * directory or published file that is a symbolic link is refused (logged, and the publish reported
+ * failed), never written through. A publish that leaves any file not current is reported to the
+ * {@link Reporter} (the hub's {@code /status} and {@code meridian_publish_failures_total}).
  */
 public final class FilePublisher {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("dev.meridian.server.publish");
@@ -53,9 +67,27 @@ public final class FilePublisher {
     }
   }
 
+  /** Hears of every publish: {@code errors} empty when every file is current. */
+  @FunctionalInterface
+  public interface Reporter {
+    void published(String dir, List<String> errors);
+
+    Reporter NONE = (dir, errors) -> {};
+  }
+
+  /** Owner only: the files may hold private keys. */
+  static final Set<PosixFilePermission> FILE_MODE =
+      Set.copyOf(PosixFilePermissions.fromString("rw-------"));
+  static final Set<PosixFilePermission> DIRECTORY_MODE =
+      Set.copyOf(PosixFilePermissions.fromString("rwx------"));
+
   private final Path dir;
   private final Format format;
   private final ControlPlane controlPlane;
+  private final boolean publishSecrets;
+  private final Reporter reporter;
+  /** Whether the file system has POSIX modes (not on Windows: there the directory's ACL rules). */
+  private final boolean posix;
   private final JsonFormat.Printer printer = EnvoyTypeRegistry.get().printer();
   /** Whether what a killed publisher left has been removed (on this publisher's first publish). */
   private boolean swept;
@@ -74,9 +106,22 @@ public final class FilePublisher {
    * server that wrote it; the hub's); null: left out.
    */
   public FilePublisher(Path dir, Format format, ControlPlane controlPlane) {
+    this(dir, format, controlPlane, false, Reporter.NONE);
+  }
+
+  /**
+   * As above; {@code publishSecrets}: also write each group's Secrets ({@code secrets.<ext>}),
+   * private keys in plain text, whatever the config's {@code secret_access} says (a file has no
+   * reader to check); false: no Secrets file, and one an earlier publish wrote is removed.
+   */
+  public FilePublisher(Path dir, Format format, ControlPlane controlPlane, boolean publishSecrets,
+      Reporter reporter) {
     this.dir = dir;
     this.format = format;
     this.controlPlane = controlPlane;
+    this.publishSecrets = publishSecrets;
+    this.reporter = reporter;
+    this.posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
   }
 
   /** The file a group's resources of a type are published to. */
@@ -84,55 +129,160 @@ public final class FilePublisher {
     return dir.resolve(group).resolve(type.shortName() + "." + format.extension);
   }
 
-  /** Writes every group's files whose content changed, and removes groups no longer served. */
-  public synchronized void publish(ServedConfig config) {
+  /**
+   * Writes every group's files whose content changed, and removes groups no longer served. Returns
+   * whether every file is current; what is not is logged and reported, never thrown.
+   */
+  public synchronized boolean publish(ServedConfig config) {
+    List<String> errors = new ArrayList<>();
     try {
-      Files.createDirectories(dir);
-      Set<String> groups = new HashSet<>();
-      for (String g : config.groupNames()) {
-        if (isDirectoryName(g)) {
-          groups.add(g);
-        } else if (refused.add(g)) {
-          LOG.error("group {} is not published to {}: its name is not a directory name there"
-              + " (empty, '.', '..', a leading '.', '/', '\\' or a control character)", g, dir);
-        }
+      publish(config, errors);
+    } catch (IOException | RuntimeException e) {
+      errors.add("cannot publish to " + dir + ": " + describe(e));
+    }
+    if (!errors.isEmpty()) {
+      LOG.error(dev.meridian.internal.protocol.LogLine.of("publish").kv("result", "failed")
+          .kv("dir", dir).kv("serving", "the new config over xDS; files not current")
+          .kv("error", String.join("; ", errors)).toString());
+    }
+    reporter.published(dir.toString(), errors);
+    return errors.isEmpty();
+  }
+
+  private static String describe(Exception e) {
+    if (e instanceof java.nio.file.FileSystemException f) {
+      return f.getMessage(); // names the file and the reason
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+
+  private void publish(ServedConfig config, List<String> errors) throws IOException {
+    publishDirectory();
+    Set<String> groups = new HashSet<>();
+    for (String g : config.groupNames()) {
+      if (isDirectoryName(g)) {
+        groups.add(g);
+      } else if (refused.add(g)) {
+        LOG.error("group {} is not published to {}: its name is not a directory name there"
+            + " (empty, '.', '..', a leading '.', '/', '\\' or a control character)", g, dir);
       }
-      if (!swept) {
-        sweep(groups);
-        swept = true;
-      }
-      boolean removed = false;
-      try (Stream<Path> s = Files.list(dir)) {
-        for (Path p : s.filter(FilePublisher::isRealDirectory).toList()) {
-          String name = p.getFileName().toString();
-          if (!groups.contains(name) && !refused.contains(name)) {
-            if (isOwnGroup(p)) {
-              removed |= removeGroup(p);
-            } else if (foreign.add(name)) {
-              LOG.warn("{} is not a served group but holds files Meridian did not write: left as"
-                  + " it is", p);
-            }
+    }
+    if (!swept) {
+      sweep(groups);
+      swept = true;
+    }
+    boolean removed = false;
+    try (Stream<Path> s = Files.list(dir)) {
+      for (Path p : s.filter(FilePublisher::isRealDirectory).toList()) {
+        String name = p.getFileName().toString();
+        if (!groups.contains(name) && !refused.contains(name)) {
+          if (isOwnGroup(p)) {
+            removed |= removeGroup(p);
+          } else if (foreign.add(name)) {
+            LOG.warn("{} is not a served group but holds files Meridian did not write: left as"
+                + " it is", p);
           }
         }
       }
-      if (removed) {
-        forceDirectory(dir);
+    }
+    if (removed) {
+      forceDirectory(dir);
+    }
+    for (String group : groups) {
+      try {
+        publishGroup(group, config, errors);
+      } catch (IOException | RuntimeException e) {
+        errors.add("group " + group + ": " + describe(e));
       }
-      for (String group : groups) {
-        boolean written = false;
-        for (ResourceType type : ResourceType.values()) {
-          if (type.availableInSotw()) {
-            written |= write(file(dir, group, type, format),
-                render(type, config.snapshot(group).get(type)));
-          }
-        }
-        if (written) {
-          // The renames reach the disk: a power loss after this keeps the new files.
-          forceDirectory(dir.resolve(group));
-        }
+    }
+  }
+
+  private void publishGroup(String group, ServedConfig config, List<String> errors)
+      throws IOException {
+    Path groupDir = dir.resolve(group);
+    BasicFileAttributes a = lstat(groupDir);
+    if (a == null) {
+      Files.createDirectory(groupDir);
+    } else if (a.isSymbolicLink()) {
+      errors.add(groupDir + " is a symbolic link: not followed, group " + group
+          + " not published");
+      return;
+    } else if (!a.isDirectory()) {
+      errors.add(groupDir + " is not a directory: group " + group + " not published");
+      return;
+    }
+    restrict(groupDir, DIRECTORY_MODE);
+    boolean written = false;
+    for (ResourceType type : ResourceType.values()) {
+      if (!type.availableInSotw()) {
+        continue;
       }
-    } catch (IOException e) {
-      LOG.error("cannot publish to {}: {}", dir, e.getMessage());
+      if (type == ResourceType.SECRET && !publishSecrets) {
+        written |= removeSecrets(groupDir);
+        continue;
+      }
+      written |= write(file(dir, group, type, format),
+          render(type, config.snapshot(group).get(type)), errors);
+    }
+    if (written) {
+      // The renames reach the disk: a power loss after this keeps the new files.
+      forceDirectory(groupDir);
+    }
+  }
+
+  /**
+   * The publish dir: made 0700 if missing; one that exists keeps its mode (it is the operator's),
+   * but may not be a link.
+   */
+  private void publishDirectory() throws IOException {
+    BasicFileAttributes a = lstat(dir);
+    if (a == null) {
+      Path parent = dir.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      Files.createDirectory(dir);
+      restrict(dir, DIRECTORY_MODE);
+    } else if (a.isSymbolicLink()) {
+      throw new IOException(dir + " is a symbolic link: not followed (give the directory's real"
+          + " path)");
+    } else if (!a.isDirectory()) {
+      throw new IOException(dir + " is not a directory");
+    }
+  }
+
+  /** A Secrets file of any format an earlier publish (with Secrets) left: its keys go. */
+  private static boolean removeSecrets(Path groupDir) throws IOException {
+    boolean removed = false;
+    for (Format f : Format.values()) {
+      Path p = groupDir.resolve(ResourceType.SECRET.shortName() + "." + f.extension);
+      if (Files.deleteIfExists(p)) { // a link is removed itself, never followed
+        LOG.info("removed {}: Secrets are published only with --publish-secrets", p);
+        removed = true;
+      }
+    }
+    return removed;
+  }
+
+  /** The attributes of {@code p} itself (a link is not followed); null if there is nothing. */
+  private static BasicFileAttributes lstat(Path p) throws IOException {
+    try {
+      return Files.readAttributes(p, BasicFileAttributes.class,
+          java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    } catch (java.nio.file.NoSuchFileException e) {
+      return null;
+    }
+  }
+
+  /** Sets {@code p}'s mode exactly (not through the umask), without following a link. */
+  private void restrict(Path p, Set<PosixFilePermission> mode) throws IOException {
+    if (!posix) {
+      return;
+    }
+    PosixFileAttributeView v = Files.getFileAttributeView(p, PosixFileAttributeView.class,
+        java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    if (!v.readAttributes().permissions().equals(mode)) {
+      v.setPermissions(mode);
     }
   }
 
@@ -158,7 +308,11 @@ public final class FilePublisher {
   }
 
   private static String yaml(String json) {
-    Object tree = new Yaml(new LoaderOptions()).load(json);
+    // The JSON is this process's own rendering: no cap on its size (snakeyaml's default is 3 MiB,
+    // which a config of some 15,000 clusters passes).
+    LoaderOptions lo = new LoaderOptions();
+    lo.setCodePointLimit(Integer.MAX_VALUE);
+    Object tree = new Yaml(lo).load(json);
     DumperOptions o = new DumperOptions();
     o.setDefaultFlowStyle(DumperOptions.FlowStyle.BLOCK);
     o.setIndent(2);
@@ -268,15 +422,35 @@ public final class FilePublisher {
     }
   }
 
-  /** Writes {@code target} if its content differs; returns whether it did. */
-  private static boolean write(Path target, byte[] content) throws IOException {
-    if (Files.exists(target) && Arrays.equals(Files.readAllBytes(target), content)) {
+  /**
+   * Writes {@code target} if its content differs; returns whether it did. A target that is a link
+   * or no regular file is refused into {@code errors}, never followed.
+   */
+  private boolean write(Path target, byte[] content, List<String> errors) throws IOException {
+    BasicFileAttributes a = lstat(target);
+    if (a != null && a.isSymbolicLink()) {
+      errors.add(target + " is a symbolic link: not followed, not written");
+      return false;
+    }
+    if (a != null && !a.isRegularFile()) {
+      errors.add(target + " is not a regular file: not written");
+      return false;
+    }
+    if (a != null && a.size() == content.length && Arrays.equals(readOwn(target), content)) {
+      restrict(target, FILE_MODE); // one an older version wrote readable by all
       return false; // unchanged: no write, no rename, nothing for Envoy to reload
     }
-    Files.createDirectories(target.getParent());
     Path tmp = temporary(target);
-    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE,
-        StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+    // Whatever holds the temporary name (a link, a file of a killed publish) goes; the new one is
+    // created, never opened through a link, and is 0600 before it holds a byte.
+    Files.deleteIfExists(tmp);
+    Set<java.nio.file.OpenOption> open = Set.of(StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    FileAttribute<?>[] mode = posix
+        ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(FILE_MODE)}
+        : new FileAttribute<?>[0];
+    try (FileChannel ch = FileChannel.open(tmp, open, mode)) {
+      restrict(tmp, FILE_MODE); // exactly: the umask may have taken the owner's bits too
       ByteBuffer b = ByteBuffer.wrap(content);
       while (b.hasRemaining()) {
         ch.write(b);
@@ -287,6 +461,14 @@ public final class FilePublisher {
     }
     Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     return true;
+  }
+
+  /** The bytes of a regular file, not through a link. */
+  private static byte[] readOwn(Path p) throws IOException {
+    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ,
+        java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return java.nio.channels.Channels.newInputStream(ch).readAllBytes();
+    }
   }
 
   /**

@@ -49,6 +49,8 @@ public final class MeridianServer implements AutoCloseable {
    *     empty: every authority in the config
    * @param adminAllowedHosts host names and addresses the admin port answers to besides loopback
    *     and its own address ({@code --admin-allowed-hosts}); null: none
+   * @param publishSecrets whether published files include each group's Secrets (private keys);
+   *     false: they are served over xDS only
    */
   public record Options(Path config,
       String bind,
@@ -74,7 +76,8 @@ public final class MeridianServer implements AutoCloseable {
       String controlPlaneId,
       Bounds bounds,
       java.util.Set<String> authorities,
-      java.util.List<String> adminAllowedHosts) {
+      java.util.List<String> adminAllowedHosts,
+      boolean publishSecrets) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
     /**
@@ -125,54 +128,73 @@ public final class MeridianServer implements AutoCloseable {
 
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
-      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null, null, null, null, null, null, null, null, false, null, null, null, null, null);
+      this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null,
+          null, null, null, null, null, null, null, false, null, null, null, null, null, false);
     }
 
     public Options withAdminBind(String v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, v, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.adminBind = v);
     }
 
     public Options withMaxConnectionAge(Duration age, Duration grace) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, age, grace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> {
+        o.maxConnectionAge = age;
+        o.maxConnectionAgeGrace = grace;
+      });
     }
 
     public Options withKeepAlive(Duration permit, Duration time, Duration timeout) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permit, time, timeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> {
+        o.permitKeepAliveTime = permit;
+        o.keepAliveTime = time;
+        o.keepAliveTimeout = timeout;
+      });
     }
 
     public Options withShutdownTimeout(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, v, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.shutdownTimeout = v);
     }
 
     public Options withHeartbeatInterval(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, v, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.heartbeatInterval = v);
     }
 
     public Options withReferenceCheck(ReferenceCheck v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, v, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.referenceCheck = v);
     }
 
     public Options withRestMaxWait(Duration v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, v, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.restMaxWait = v);
     }
 
     public Options withPublish(Path dir, FilePublisher.Format format) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, dir, format, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> {
+        o.publishDir = dir;
+        o.publishFormat = format;
+      });
+    }
+
+    /**
+     * Whether {@code publishDir} gets each group's Secrets too ({@code --publish-secrets}), private
+     * keys in plain text in 0600 files; default false.
+     */
+    public Options withPublishSecrets(boolean v) {
+      return with(o -> o.publishSecrets = v);
     }
 
     /** TLS (and with a client CA, mTLS) on the xDS and REST ports; null: plaintext. */
     public Options withTls(Tls v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, v, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.tls = v);
     }
 
     /** REST-JSON discovery on its own port (0: ephemeral); null: off. */
     public Options withRestPort(Integer v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, v, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.restPort = v);
     }
 
     /** Streams without a verified identity get Secrets too (local development). */
     public Options withAllowPlaintextSecrets(boolean v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, v, csdsIdentity, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.allowPlaintextSecrets = v);
     }
 
     /**
@@ -180,7 +202,7 @@ public final class MeridianServer implements AutoCloseable {
      * client's config; null: none. Without mTLS CSDS answers anyone who reaches the port.
      */
     public Options withCsdsIdentity(String glob) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, glob, controlPlaneId, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.csdsIdentity = glob);
     }
 
     /**
@@ -188,7 +210,7 @@ public final class MeridianServer implements AutoCloseable {
      * replica (issue 21); null: {@code meridian@<host name>}.
      */
     public Options withControlPlaneId(String id) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, id, bounds, authorities, adminAllowedHosts);
+      return with(o -> o.controlPlaneId = id);
     }
 
     /**
@@ -197,16 +219,9 @@ public final class MeridianServer implements AutoCloseable {
      * the config.
      */
     public Options withAuthorities(java.util.Set<String> v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, v, adminAllowedHosts);
+      return with(o -> o.authorities = v);
     }
 
-    /**
-     * The host names and addresses the admin port answers to besides {@code localhost}, loopback
-     * addresses and the address it is bound to ({@code --admin-allowed-hosts}; a request naming
-     * another host is refused 421, docs/security.md); {@code *}: any host.
-     *
-     * @throws IllegalArgumentException for an entry that is neither a host name nor an address
-     */
     /**
      * One {@code --admin-allowed-hosts} entry, normalized: a host name or an IP address, or
      * {@code *}.
@@ -217,14 +232,96 @@ public final class MeridianServer implements AutoCloseable {
       return AdminAccess.checkAllowedHost(host);
     }
 
+    /**
+     * The host names and addresses the admin port answers to besides {@code localhost}, loopback
+     * addresses and the address it is bound to ({@code --admin-allowed-hosts}; a request naming
+     * another host is refused 421, docs/security.md); {@code *}: any host.
+     *
+     * @throws IllegalArgumentException for an entry that is neither a host name nor an address
+     */
     public Options withAdminAllowedHosts(java.util.List<String> v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, bounds, authorities, v);
+      return with(o -> o.adminAllowedHosts = v);
     }
 
     /** What one client may take of the server (issue 25, docs/reliability.md). */
     public Options withBounds(Bounds v) {
-      return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge, maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout, shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir, publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity, controlPlaneId, v, authorities, adminAllowedHosts);
+      return with(o -> o.bounds = v);
     }
+
+    /** A copy with {@code change} made to its fields (normalized as any new Options). */
+    private Options with(java.util.function.Consumer<Fields> change) {
+      Fields f = new Fields(this);
+      change.accept(f);
+      return f.build();
+    }
+
+    /** The fields of an Options, to change some and build another. */
+    private static final class Fields {
+      Path config;
+      String bind;
+      int xdsPort;
+      int httpPort;
+      long pollMillis;
+      String adminBind;
+      Duration maxConnectionAge;
+      Duration maxConnectionAgeGrace;
+      Duration permitKeepAliveTime;
+      Duration keepAliveTime;
+      Duration keepAliveTimeout;
+      Duration shutdownTimeout;
+      Duration heartbeatInterval;
+      ReferenceCheck referenceCheck;
+      Duration restMaxWait;
+      Path publishDir;
+      FilePublisher.Format publishFormat;
+      Tls tls;
+      Integer restPort;
+      boolean allowPlaintextSecrets;
+      String csdsIdentity;
+      String controlPlaneId;
+      Bounds bounds;
+      java.util.Set<String> authorities;
+      java.util.List<String> adminAllowedHosts;
+      boolean publishSecrets;
+
+      Fields(Options o) {
+        config = o.config;
+        bind = o.bind;
+        xdsPort = o.xdsPort;
+        httpPort = o.httpPort;
+        pollMillis = o.pollMillis;
+        adminBind = o.adminBind;
+        maxConnectionAge = o.maxConnectionAge;
+        maxConnectionAgeGrace = o.maxConnectionAgeGrace;
+        permitKeepAliveTime = o.permitKeepAliveTime;
+        keepAliveTime = o.keepAliveTime;
+        keepAliveTimeout = o.keepAliveTimeout;
+        shutdownTimeout = o.shutdownTimeout;
+        heartbeatInterval = o.heartbeatInterval;
+        referenceCheck = o.referenceCheck;
+        restMaxWait = o.restMaxWait;
+        publishDir = o.publishDir;
+        publishFormat = o.publishFormat;
+        tls = o.tls;
+        restPort = o.restPort;
+        allowPlaintextSecrets = o.allowPlaintextSecrets;
+        csdsIdentity = o.csdsIdentity;
+        controlPlaneId = o.controlPlaneId;
+        bounds = o.bounds;
+        authorities = o.authorities;
+        adminAllowedHosts = o.adminAllowedHosts;
+        publishSecrets = o.publishSecrets;
+      }
+
+      Options build() {
+        return new Options(config, bind, xdsPort, httpPort, pollMillis, adminBind, maxConnectionAge,
+            maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout,
+            shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir,
+            publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity,
+            controlPlaneId, bounds, authorities, adminAllowedHosts, publishSecrets);
+      }
+    }
+
 
     HeartbeatPolicy heartbeats() {
       return heartbeatInterval == null ? HeartbeatPolicy.DEFAULT
@@ -412,8 +509,7 @@ public final class MeridianServer implements AutoCloseable {
       throw new ConfigException(checks.rejectionMessages());
     }
     if (options.publishDir() != null) {
-      FilePublisher publisher = new FilePublisher(options.publishDir(), options.publishFormat(),
-          hub.controlPlane());
+      FilePublisher publisher = filePublisher();
       hub.register(publisher.listener());
       publisher.publish(first.config());
     }
@@ -430,6 +526,12 @@ public final class MeridianServer implements AutoCloseable {
         .distinct().collect(java.util.stream.Collectors.joining("; "));
   }
 
+  /** The {@code --publish-dir} publisher: what it could not write shows in /status and metrics. */
+  private FilePublisher filePublisher() {
+    return new FilePublisher(options.publishDir(), options.publishFormat(), hub.controlPlane(),
+        options.publishSecrets(), hub::published);
+  }
+
   /** Puts a config in force: serve's checks, then the hub; throws to keep the last one. */
   private int serve(ConfigLoader.Loaded loaded) throws ConfigException {
     ConfigChecks.Result checks = check(loaded.config());
@@ -443,8 +545,7 @@ public final class MeridianServer implements AutoCloseable {
 
   /** The store's configs: each served as a file reload is; the first makes the server ready. */
   private ConfigSource.Sink storeSink() {
-    FilePublisher publisher = options.publishDir() == null ? null
-        : new FilePublisher(options.publishDir(), options.publishFormat(), hub.controlPlane());
+    FilePublisher publisher = options.publishDir() == null ? null : filePublisher();
     return new ConfigSource.Sink() {
       private boolean first = true;
 

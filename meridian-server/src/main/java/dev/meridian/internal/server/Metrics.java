@@ -71,6 +71,7 @@ public final class Metrics {
       new EnumMap<>(ResourceType.class);
   private final CounterDataPoint reloadsOk;
   private final CounterDataPoint reloadsFailed;
+  private final Counter publishFailures;
   /** Streams handed a config change, summed over changes (the fan-out index's work). */
   private final Counter pushedTo;
   private final Counter streamsDenied;
@@ -135,6 +136,10 @@ public final class Metrics {
         .labelNames("result").withoutExemplars().build());
     reloadsOk = reloads.labelValues("ok");
     reloadsFailed = reloads.labelValues("failed");
+    publishFailures = add(Counter.builder().name("meridian_publish_failures_total")
+        .help("Publishes of --publish-dir files that left a file not current (the files of an "
+            + "older config stay while xDS serves the new one).")
+        .withoutExemplars().build());
     pushedTo = add(Counter.builder().name("meridian_config_push_streams_total")
         .help("Streams handed a config change, summed over changes: only the streams a change "
             + "concerns.")
@@ -319,6 +324,11 @@ public final class Metrics {
 
   public void reload(boolean ok) {
     (ok ? reloadsOk : reloadsFailed).inc();
+  }
+
+  /** A publish of files did not bring every file up to date. */
+  void publishFailed() {
+    publishFailures.inc();
   }
 
   /** A config change was handed to {@code streams} streams. */

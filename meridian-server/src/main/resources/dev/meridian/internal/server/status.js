@@ -106,6 +106,19 @@ function renderStatus(s) {
   errors.textContent = s.last_failed_reload ? s.last_failed_reload.errors.join("\n") : "";
   errors.hidden = !s.last_failed_reload;
 
+  const publish = s.publish;
+  $("publish-card").hidden = !publish;
+  if (publish) {
+    $("publish-dir").textContent = publish.dir;
+    $("publish-last").replaceChildren(el("span", null,
+      el("span", "pill " + (publish.result === "ok" ? "ok" : "bad"), publish.result),
+      (publish.result === "ok" ? "every file current" : "files not current")
+        + " · " + time(publish.at) + " (" + ago(publish.at) + ")"));
+    const pe = $("publish-errors");
+    pe.textContent = publish.errors.join("\n");
+    pe.hidden = publish.errors.length === 0;
+  }
+
   const store = s.config_source;
   $("store-card").hidden = !store;
   if (store) {

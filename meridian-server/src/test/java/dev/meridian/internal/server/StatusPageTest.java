@@ -8,6 +8,7 @@ import com.google.gson.JsonObject;
 import dev.meridian.testing.ConfigFiles;
 import dev.meridian.testing.RawXdsClient;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -92,6 +93,50 @@ class StatusPageTest {
           throw new AssertionError(e);
         }
       });
+    }
+  }
+
+  @Test
+  void aPublishThatLeavesFilesNotCurrentShowsInStatusAndMetricsWhileXdsServesTheNewConfig()
+      throws Exception {
+    Path publish = dir.resolve("publish");
+    Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+    try (OpsFixture p = new OpsFixture(Files.createDirectories(dir.resolve("p")),
+        o -> o.withPublish(publish, FilePublisher.Format.YAML))) {
+      JsonObject ok = p.getJson("/status").getAsJsonObject("publish");
+      assertThat(ok.get("dir").getAsString()).isEqualTo(publish.toString());
+      assertThat(ok.get("result").getAsString()).isEqualTo("ok");
+      assertThat(ok.getAsJsonArray("errors")).isEmpty();
+      assertThat(p.get("/metrics").body()).contains("meridian_publish_failures_total 0");
+
+      // The group's directory is swapped for a link: the next publish may not write through it.
+      Path group = publish.resolve("default");
+      try (var files = Files.list(group)) {
+        for (Path f : files.toList()) {
+          Files.delete(f);
+        }
+      }
+      Files.delete(group);
+      Files.createSymbolicLink(group, elsewhere);
+      p.reload(OpsFixture.config("2s"));
+
+      await("failed publish", () -> p.server.hub().publishes().last() != null
+          && !p.server.hub().publishes().last().ok());
+      JsonObject failed = p.getJson("/status").getAsJsonObject("publish");
+      assertThat(failed.get("result").getAsString()).isEqualTo("failed");
+      assertThat(failed.getAsJsonArray("errors").get(0).getAsString())
+          .contains(group.toString(), "symbolic link");
+      assertThat(p.get("/metrics").body()).contains("meridian_publish_failures_total 1");
+      assertThat(p.getJson("/status").getAsJsonObject("last_reload").get("result").getAsString())
+          .isEqualTo("ok"); // the reload itself was served
+      try (var s = Files.list(elsewhere)) {
+        assertThat(s.toList()).isEmpty();
+      }
+
+      Files.delete(group);
+      p.reload(OpsFixture.config("3s"));
+      await("publish ok again", () -> p.server.hub().publishes().last().ok());
+      assertThat(publish.resolve("default").resolve("clusters.yaml")).content().contains("3s");
     }
   }
 }
