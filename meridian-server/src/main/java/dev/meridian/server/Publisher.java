@@ -53,6 +53,9 @@ public final class Publisher {
 
   /** Meridian's own server runs mTLS: key material goes only in Secrets, sent by identity. */
   private final boolean mtls;
+  /** What the checks of the last publish found in each resource: the next looks into changes. */
+  private final dev.meridian.internal.config.InlineKeys.Memo inlineKeys =
+      new dev.meridian.internal.config.InlineKeys.Memo();
 
   Publisher(DiscoveryHub hub, ServedConfig.Placer placer, Validation validation,
       Runnable afterPublish) {
@@ -236,7 +239,8 @@ public final class Publisher {
     List<String> warnings = List.of();
     if (validation != Validation.OFF) {
       ConfigChecks.Result r = ConfigChecks.run(config,
-          validation == Validation.REJECT ? ReferenceCheck.REJECT : ReferenceCheck.WARN, mtls);
+          validation == Validation.REJECT ? ReferenceCheck.REJECT : ReferenceCheck.WARN, mtls,
+          inlineKeys);
       if (r.rejected()) {
         // meridian_config_reloads_total{result="failed"}, and the status page's last rejection
         hub.reloadRejected(r.rejectionMessages());

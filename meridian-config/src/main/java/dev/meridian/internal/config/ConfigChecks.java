@@ -65,8 +65,17 @@ public final class ConfigChecks {
    * material outside Secrets is refused rather than warned about.
    */
   public static Result run(ServedConfig config, ReferenceCheck referenceCheck, boolean mtls) {
+    return run(config, referenceCheck, mtls, new InlineKeys.Memo());
+  }
+
+  /**
+   * As {@link #run(ServedConfig, ReferenceCheck, boolean)}, for a server's loads in turn: {@code
+   * memo} remembers the resources the last one looked into (see {@link InlineKeys.Memo}).
+   */
+  public static Result run(ServedConfig config, ReferenceCheck referenceCheck, boolean mtls,
+      InlineKeys.Memo memo) {
     List<Finding> inline = new ArrayList<>();
-    for (InlineKeys.Found f : InlineKeys.find(config)) {
+    for (InlineKeys.Found f : InlineKeys.find(config, memo)) {
       inline.add(new Finding(Check.INLINE_KEY, f.message(mtls)));
     }
     List<Finding> dangling = new ArrayList<>();

@@ -607,10 +607,14 @@ public final class MeridianServer implements AutoCloseable {
    * Runs the checks of every load ({@link ConfigChecks}, the same that {@code meridian validate}
    * runs) and logs what they found; a config with API listeners gets the grpc profile (issue 5).
    */
+  /** What the checks of the last load found in each resource: a reload looks into what changed. */
+  private final dev.meridian.internal.config.InlineKeys.Memo inlineKeys =
+      new dev.meridian.internal.config.InlineKeys.Memo();
+
   private ConfigChecks.Result check(ServedConfig config) {
     // Under mTLS keys go by identity, in Secrets: key material inlined elsewhere is refused.
     ConfigChecks.Result r = ConfigChecks.run(config, options.referenceCheck(),
-        options.tls() != null && options.tls().clientCa() != null);
+        options.tls() != null && options.tls().clientCa() != null, inlineKeys);
     for (ConfigChecks.Finding f : r.rejections()) {
       LOG.warn("{}", f);
     }
