@@ -150,6 +150,32 @@ class ConfigChecksTest {
                 + "*_sds_secret_config(s))");
   }
 
+  /**
+   * A server's loads in turn share a memo of what each resource holds (a reload keeps the
+   * resources it did not change, and only the changed ones are looked into): a key added by a
+   * reload is found, one removed is forgotten, and the unchanged listener's is still reported.
+   */
+  @Test
+  void loadsInTurnFindKeyMaterialInWhatChangedAndKeepFindingWhatDidNot() throws Exception {
+    ConfigLoader loader = new ConfigLoader();
+    Path p = dir.resolve("c.yaml");
+    InlineKeys.Memo memo = new InlineKeys.Memo();
+    String withoutClusterKey = INLINE_KEYS.replace(
+        "private_key: { inline_string: \"CLIENT PRIVATE KEY\" }",
+        "private_key: { filename: /etc/keys/backend.key }");
+    assertThat(withoutClusterKey).isNotEqualTo(INLINE_KEYS);
+    int[] expected = {2, 1, 2};
+    String[] texts = {INLINE_KEYS, withoutClusterKey, INLINE_KEYS};
+    for (int i = 0; i < texts.length; i++) {
+      Files.writeString(p, texts[i]);
+      ConfigChecks.Result r = ConfigChecks.run(loader.load(p).config(), ReferenceCheck.WARN, false,
+          memo);
+      assertThat(r.warnings()).as("load " + (i + 1))
+          .filteredOn(f -> f.check() == ConfigChecks.Check.INLINE_KEY).hasSize(expected[i])
+          .anySatisfy(f -> assertThat(f.toString()).contains("Listener 'https'"));
+    }
+  }
+
   @Test
   void underMtlsKeyMaterialInlinedOutsideASecretRejectsTheConfig() throws Exception {
     ConfigChecks.Result r = ConfigChecks.run(load(INLINE_KEYS), ReferenceCheck.OFF, true);
