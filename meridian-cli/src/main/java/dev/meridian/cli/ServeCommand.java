@@ -185,8 +185,8 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--max-request-memory", paramLabel = "BYTES",
       description = "Encoded bytes of requests the server holds at once, read and not yet "
           + "handled, gRPC and REST-JSON together; a request beyond is refused (gRPC: "
-          + "RESOURCE_EXHAUSTED, REST-JSON: 503) and retried by its client (default: a sixteenth "
-          + "of the heap, at least --max-request-bytes).")
+          + "RESOURCE_EXHAUSTED, REST-JSON: 503) and retried by its client (default: an eighth of "
+          + "the heap, at least --max-request-bytes).")
   long maxRequestMemory;
 
   @Option(names = "--max-stream-resets", paramLabel = "N",
@@ -233,12 +233,12 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--max-connections-per-peer", paramLabel = "N",
       description = "Most xDS connections of one peer: its IP address, under mTLS its client "
-          + "identity; one more is closed (default: a tenth of --max-connections, at least 10).")
+          + "identity; one more is closed (default: half of --max-connections, at least 10).")
   int maxConnectionsPerPeer;
 
   @Option(names = "--max-streams-per-peer", paramLabel = "N",
       description = "Most xDS streams of one peer (IP address; under mTLS, client identity); one "
-          + "more is refused RESOURCE_EXHAUSTED (default: a tenth of --max-streams, at least 10).")
+          + "more is refused RESOURCE_EXHAUSTED (default: half of --max-streams, at least 10).")
   int maxStreamsPerPeer;
 
   @Option(names = "--message-receive-timeout", paramLabel = "DURATION", defaultValue = "10s",
@@ -337,7 +337,7 @@ final class ServeCommand implements Callable<Integer> {
     // The server is the whole process: an Error in any thread (gRPC's and the JDK's HTTP
     // dispatcher too, not only Meridian's own) ends it, so that its supervisor restarts it.
     Thread.setDefaultUncaughtExceptionHandler(
-        dev.meridian.internal.config.CoreThreads.HANDLER);
+        dev.meridian.internal.config.CoreThreads.PROCESS_HANDLER);
     dev.meridian.internal.etcd.EtcdConfigSource store = null;
     if (EtcdTarget.isEtcd(config)) {
       EtcdTarget target = etcd.target(spec, config);

@@ -232,7 +232,7 @@ public final class Meridian implements AutoCloseable {
     /**
      * Encoded bytes of requests the server holds at once, read and not yet handled (gRPC, and
      * REST-JSON polls of {@link Meridian#start}'s server); a request beyond is refused
-     * RESOURCE_EXHAUSTED and retried by its client. Default: a sixteenth of the heap, at least
+     * RESOURCE_EXHAUSTED and retried by its client. Default: an eighth of the heap, at least
      * {@link #maxRequestBytes}.
      */
     public Builder maxRequestMemory(long bytes) {
@@ -279,7 +279,7 @@ public final class Meridian implements AutoCloseable {
 
     /**
      * For {@link Meridian#start}: the most connections of one peer, its IP address (under mTLS,
-     * its client identity); one more is closed. Default 0: a tenth of the connections, at least
+     * its client identity); one more is closed. Default 0: half the connections, at least
      * 10.
      */
     public Builder maxConnectionsPerPeer(int max) {
@@ -290,7 +290,7 @@ public final class Meridian implements AutoCloseable {
     /**
      * The most xDS streams of one peer, its IP address (under mTLS, its client identity), across
      * every server {@link Meridian#xdsServices()} are added to; one more is refused
-     * RESOURCE_EXHAUSTED. Default 0: a tenth of {@link #maxStreams}, at least 10.
+     * RESOURCE_EXHAUSTED. Default 0: half of {@link #maxStreams}, at least 10.
      */
     public Builder maxStreamsPerPeer(int max) {
       this.bounds = bounds.withMaxStreamsPerPeer(max);

@@ -23,8 +23,8 @@ import java.time.Duration;
  *     closed at once. 0: the process's file descriptor limit less a reserve
  *     ({@link #connectionLimit})
  * @param maxConnectionsPerPeer xDS connections of one peer (its verified identity under mTLS, else
- *     its IP address); 0: a tenth of the connection limit, at least 10
- * @param maxStreamsPerPeer xDS streams of one peer; beyond, RESOURCE_EXHAUSTED. 0: a tenth of
+ *     its IP address); 0: half the connection limit, at least 10
+ * @param maxStreamsPerPeer xDS streams of one peer; beyond, RESOURCE_EXHAUSTED. 0: half of
  *     {@code maxStreams}, at least 10
  * @param messageReceiveTimeout time from the first byte of a request message to its last; a
  *     slower message closes its connection
@@ -36,7 +36,7 @@ import java.time.Duration;
  *     to; beyond, RESOURCE_EXHAUSTED (REST-JSON: 413)
  * @param maxRequestMemory encoded bytes of requests the server holds at once, read and not yet
  *     handled (gRPC and REST-JSON); a request beyond is refused RESOURCE_EXHAUSTED (REST: 503).
- *     0: a sixteenth of the JVM's maximum heap, at least {@code maxRequestBytes}
+ *     0: an eighth of the JVM's maximum heap, at least {@code maxRequestBytes}
  */
 public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequestRate,
     int maxRequestBytes, int maxStreamResets, int httpThreads, int httpQueue,
@@ -144,22 +144,27 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
     return -1;
   }
 
-  /** A tenth of the connections (at least 10): one address (a NAT, a node) may carry many. */
+  /**
+   * Half the connections (at least 10): one peer cannot take them all, and one address (a NAT, a
+   * node's egress, a proxy) or one identity (every replica of a workload under SPIFFE) may carry
+   * a large part of a fleet.
+   */
   public int connectionsPerPeerLimit() {
     return maxConnectionsPerPeer != COMPUTED ? maxConnectionsPerPeer
-        : tenthOf(connectionLimit());
+        : halfOf(connectionLimit());
   }
 
   /**
-   * A tenth of the streams, at least 10 (an Envoy on per-type services holds about ten; a proxy
-   * more): ten peers at their quota still leave the server's last streams to others.
+   * Half the streams, at least 10 (an Envoy on per-type services holds about ten): one peer at
+   * its quota leaves the other half to the others, and a peer that carries a large part of a
+   * fleet (all of it behind one NAT, or one SPIFFE identity for every replica) is not refused.
    */
   public int streamsPerPeerLimit() {
-    return maxStreamsPerPeer != COMPUTED ? maxStreamsPerPeer : tenthOf(maxStreams);
+    return maxStreamsPerPeer != COMPUTED ? maxStreamsPerPeer : halfOf(maxStreams);
   }
 
-  private static int tenthOf(int max) {
-    return Math.min(max, Math.max(10, max / 10));
+  private static int halfOf(int max) {
+    return Math.min(max, Math.max(10, max / 2));
   }
 
   /** Partial request bytes across the server; at least one message of the largest size. */
@@ -175,14 +180,16 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
   }
 
   /**
-   * Requests held at once, in encoded bytes: {@link #maxRequestMemory}, or a sixteenth of the
-   * heap and room for one request of the largest size. Decoded, a request takes several times its
+   * Requests held at once, in encoded bytes: {@link #maxRequestMemory}, or an eighth of the heap
+   * and room for one request of the largest size. Decoded, a request takes several times its
    * encoded bytes (a Struct of node metadata the most), and the heap must also hold the config,
-   * the streams and the responses.
+   * the streams and the responses. A fleet the heap can hold stays within it even with every
+   * client's ACK in flight at once and no names shared: a stream's subscription takes about five
+   * times its ACK's encoded bytes.
    */
   public long requestMemoryLimit() {
     return maxRequestMemory != COMPUTED ? maxRequestMemory
-        : Math.max(maxRequestBytes, Runtime.getRuntime().maxMemory() / 16);
+        : Math.max(maxRequestBytes, Runtime.getRuntime().maxMemory() / 8);
   }
 
   private static void positive(String what, int v) {
@@ -236,7 +243,7 @@ public record Bounds(int maxStreams, int maxStreamsPerConnection, int maxRequest
     });
   }
 
-  /** Streams per peer; 0: a tenth of {@link #maxStreams}, at least 10. */
+  /** Streams per peer; 0: half of {@link #maxStreams}, at least 10. */
   public Bounds withMaxStreamsPerPeer(int v) {
     return with(b -> b.maxStreamsPerPeer = v);
   }

@@ -32,6 +32,8 @@ final class ConnectionGate {
   private final Metrics metrics;
   private final AtomicInteger open = new AtomicInteger();
   private final PeerCounts peers;
+  private final LogGate refusals = new LogGate(java.time.Clock.systemUTC(),
+      java.time.Duration.ofMinutes(1));
   /** Open connections by remote address (unique: an address and a port), for transportReady. */
   private final ConcurrentHashMap<SocketAddress, Connection> byRemote = new ConcurrentHashMap<>();
 
@@ -126,6 +128,7 @@ final class ConnectionGate {
   /** Counts {@code c} against {@code peer}; false (and not counted) when the peer is full. */
   private boolean take(Connection c, String peer) {
     if (!peers.take(peer)) {
+      PeerStreamQuota.logRefused(refusals, peer, "max_connections_per_peer", peers.max());
       return false;
     }
     c.peer = peer;

@@ -116,8 +116,10 @@ public final class Metrics {
         .withoutExemplars().build());
     boundsRefused = add(Counter.builder().name("meridian_bounds_refused_total")
         .help("Clients stopped by a bound (docs/reliability.md), by bound: max_streams, "
-            + "max_request_rate, max_resource_names, max_rest_long_polls, http_queue, "
-            + "http_request_timeout.")
+            + "max_streams_per_peer, max_request_rate, max_resource_names, max_request_memory, "
+            + "max_connections, max_connections_per_peer, message_receive_timeout, "
+            + "max_partial_bytes, max_partial_bytes_per_connection, max_rest_long_polls, "
+            + "http_queue, http_request_timeout.")
         .labelNames("bound").withoutExemplars().build());
     Counter tls = add(Counter.builder().name("meridian_tls_reloads_total")
         .help("Changed TLS files re-read, by result (ok; failed: the previous material stays in "

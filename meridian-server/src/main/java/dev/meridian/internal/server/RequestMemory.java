@@ -11,8 +11,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * largest size.
  */
 final class RequestMemory {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger("dev.meridian.server");
   private final long max;
   private final AtomicLong held = new AtomicLong();
+  /** The refusals are logged once a minute: the operator sees the bound reached, not a flood. */
+  private final LogGate refusals = new LogGate(java.time.Clock.systemUTC(),
+      java.time.Duration.ofMinutes(1));
 
   RequestMemory(long max) {
     this.max = max;
@@ -23,6 +28,11 @@ final class RequestMemory {
     long now = held.addAndGet(bytes);
     if (now > max && now != bytes) {
       held.addAndGet(-bytes);
+      if (refusals.open("request_memory")) {
+        LOG.warn(dev.meridian.internal.protocol.LogLine.of("request_memory_full")
+            .kv("held", now - bytes).kv("max", max).kv("refused_bytes", bytes)
+            .kv("flag", "--max-request-memory").toString());
+      }
       return false;
     }
     return true;

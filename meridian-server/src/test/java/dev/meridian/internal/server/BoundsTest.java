@@ -466,10 +466,10 @@ class BoundsTest {
   }
 
   @Test
-  void streamsPerPeerDefaultToATenthOfMaxStreamsAndAtLeastAnEnvoysTen() {
-    assertThat(Bounds.DEFAULT.withMaxStreams(300).streamsPerPeerLimit()).isEqualTo(30);
-    assertThat(Bounds.DEFAULT.streamsPerPeerLimit()).isEqualTo(10_000);
-    assertThat(Bounds.DEFAULT.withMaxStreams(50).streamsPerPeerLimit()).isEqualTo(10);
+  void streamsPerPeerDefaultToHalfOfMaxStreamsAndAtLeastAnEnvoysTen() {
+    assertThat(Bounds.DEFAULT.withMaxStreams(300).streamsPerPeerLimit()).isEqualTo(150);
+    assertThat(Bounds.DEFAULT.streamsPerPeerLimit()).isEqualTo(50_000);
+    assertThat(Bounds.DEFAULT.withMaxStreams(15).streamsPerPeerLimit()).isEqualTo(10);
     assertThat(Bounds.DEFAULT.withMaxStreams(5).streamsPerPeerLimit()).isEqualTo(5);
   }
 
