@@ -13,10 +13,14 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The threads Meridian runs its own work on (streams, HTTP, the config watcher, the ticker, etcd),
- * made so that an {@link Error} in any of them ends the process. After an {@code
- * OutOfMemoryError} a server whose HTTP, watcher or ticker thread died keeps its port open and
- * answers nothing; ended, it is restarted by its supervisor (systemd, Kubernetes, Docker) and
- * serves again from its config. Exceptions are not fatal: each thread's own code handles them.
+ * made so that the JVM failing in any of them ({@link VirtualMachineError}: out of memory, stack
+ * overflow, an internal error) ends the process. After an {@code OutOfMemoryError} a server whose
+ * HTTP, watcher or ticker thread died keeps its port open and answers nothing; ended, it is
+ * restarted by its supervisor (systemd, Kubernetes, Docker) and serves again from its config.
+ * Anything else that escapes (an embedding application's assertion or missing class in a
+ * callback that runs on these threads) goes to the process's default handler: the process may be
+ * the application's. {@code meridian serve}, whose process is the server, sets {@link
+ * #PROCESS_HANDLER} there, so any Error in any thread is fatal.
  */
 public final class CoreThreads {
   /** The exit status of a process ended by an Error (EX_SOFTWARE, sysexits.h). */
@@ -38,8 +42,25 @@ public final class CoreThreads {
     }
   }
 
-  /** Handles what escapes a thread: an Error is fatal; an exception is only reported. */
-  public static final Thread.UncaughtExceptionHandler HANDLER = (t, e) -> {
+  /**
+   * Handles what escapes one of Meridian's threads: the JVM failing is fatal; the rest goes to
+   * the process's default handler, or is said on standard error without one.
+   */
+  public static final Thread.UncaughtExceptionHandler HANDLER = CoreThreads::uncaught;
+
+  private static void uncaught(Thread t, Throwable e) {
+    Thread.UncaughtExceptionHandler process = Thread.getDefaultUncaughtExceptionHandler();
+    if (e instanceof VirtualMachineError) {
+      fatal(t, e);
+    } else if (process != null) {
+      process.uncaughtException(t, e);
+    } else {
+      System.err.println("meridian: uncaught in thread " + t.getName() + ": " + e);
+    }
+  }
+
+  /** For a process that is the server: any Error in any thread is fatal. */
+  public static final Thread.UncaughtExceptionHandler PROCESS_HANDLER = (t, e) -> {
     if (e instanceof Error) {
       fatal(t, e);
     } else {
@@ -87,7 +108,7 @@ public final class CoreThreads {
           }
         }
         if (error instanceof Error) {
-          fatal(Thread.currentThread(), error);
+          uncaught(Thread.currentThread(), error);
         }
       }
     };

@@ -33,11 +33,15 @@ public final class DeltaStream extends XdsStream<DeltaDiscoveryRequest, DeltaTyp
     return request.hasNode() ? request.getNode() : null;
   }
 
+  /**
+   * The names subscribed and unsubscribed, or the resumed versions if more: a reconnecting client
+   * sends both for the same names (spec "Incremental xDS"), which count once.
+   */
   @Override
   int namesIn(DeltaDiscoveryRequest request) {
-    return request.getResourceNamesSubscribeCount() + request.getResourceNamesUnsubscribeCount()
-        + request.getInitialResourceVersionsCount() + request.getResourceLocatorsSubscribeCount()
-        + request.getResourceLocatorsUnsubscribeCount();
+    return Math.max(request.getResourceNamesSubscribeCount()
+        + request.getResourceNamesUnsubscribeCount() + request.getResourceLocatorsSubscribeCount()
+        + request.getResourceLocatorsUnsubscribeCount(), request.getInitialResourceVersionsCount());
   }
 
   @Override

@@ -31,6 +31,16 @@ final class PartialMessages extends ServerStreamTracer.Factory {
   private final AtomicLong held = new AtomicLong();
   /** Streams with a message begun and not yet received in full. */
   private final Set<Tracer> receiving = ConcurrentHashMap.newKeySet();
+  /** What this says of its refusals, once a minute per peer and bound (not grpc-java's trace). */
+  private final LogGate refusals;
+  /**
+   * grpc-java's logger of a stream whose deframer failed: it logs each failure with its stack
+   * trace, ours included. Held here, since java.util.logging keeps loggers only weakly.
+   */
+  private final java.util.logging.Logger deframeLog = java.util.logging.Logger.getLogger(
+      "io.grpc.netty.shaded.io.grpc.netty.NettyServerStream");
+  /** Marks this class's refusals in their description, for the filter on {@link #deframeLog}. */
+  static final String MARK = "bytes of messages received in part";
 
   PartialMessages(long maxPerServer, long maxPerConnection, Duration receiveTimeout, Clock clock,
       Metrics metrics) {
@@ -39,6 +49,18 @@ final class PartialMessages extends ServerStreamTracer.Factory {
     this.receiveTimeoutMillis = receiveTimeout.toMillis();
     this.clock = clock;
     this.metrics = metrics;
+    this.refusals = new LogGate(clock, Duration.ofMinutes(1));
+    // Each refusal would cost the log a 40-line stack trace: a flood a client could cause.
+    java.util.logging.Filter before = deframeLog.getFilter();
+    deframeLog.setFilter(r -> !isOurRefusal(r.getThrown())
+        && (before == null || before.isLoggable(r)));
+  }
+
+  private static boolean isOurRefusal(Throwable t) {
+    return t instanceof io.grpc.StatusRuntimeException e
+        && e.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED
+        && e.getStatus().getDescription() != null
+        && e.getStatus().getDescription().contains(MARK);
   }
 
   /** Bytes of messages received in part, across the server. */
@@ -99,13 +121,17 @@ final class PartialMessages extends ServerStreamTracer.Factory {
       if (crossed != null) {
         release();
         metrics.boundRefused(crossed);
+        String peer = c == null ? "unknown" : PeerAddress.format(c.channel.remoteAddress());
+        if (refusals.open(peer + " " + crossed)) {
+          LOG.warn(dev.meridian.internal.protocol.LogLine.of("partial_bytes_refused")
+              .kv("peer", peer).kv("bound", crossed).toString());
+        }
         // Thrown inside grpc-java's deframer: it fails this stream as it fails an oversized
         // message (RST_STREAM, RESOURCE_EXHAUSTED) and frees the bytes the stream held.
         throw Status.RESOURCE_EXHAUSTED.withDescription(crossed.equals("max_partial_bytes")
-            ? "the server holds its maximum of " + maxPerServer + " bytes of messages received "
-                + "in part; retry"
-            : "this connection holds its maximum of " + maxPerConnection + " bytes of messages "
-                + "received in part").asRuntimeException();
+            ? "the server holds its maximum of " + maxPerServer + " " + MARK + "; retry"
+            : "this connection holds its maximum of " + maxPerConnection + " " + MARK)
+            .asRuntimeException();
       }
     }
 

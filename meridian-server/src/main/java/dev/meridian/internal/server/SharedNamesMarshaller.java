@@ -46,7 +46,8 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
    * How one request type is parsed, which field holds its names, which fields each carry one
    * resource name (counted against the bound), and the message that stands for a refused request.
    */
-  private record Shape<T>(int namesField, Parser<T> parser, int[] counted, T refused) {}
+  private record Shape<T>(int namesField, Parser<T> parser, int[] counted, int versionsField,
+      T refused) {}
 
   /**
    * Stands in for a request this marshaller refused (too many names, or not protobuf): the stream
@@ -115,7 +116,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     return new SharedNamesMarshaller<>(plain, new Shape<>(
         DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser(),
         new int[] {DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER,
-            DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, REFUSED_SOTW), maxNames, memory);
+            DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, 0, REFUSED_SOTW), maxNames, memory);
   }
 
   /** Delta: {@code resource_names_subscribe}. */
@@ -132,9 +133,9 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER, DeltaDiscoveryRequest.parser(),
         new int[] {DeltaDiscoveryRequest.RESOURCE_NAMES_SUBSCRIBE_FIELD_NUMBER,
             DeltaDiscoveryRequest.RESOURCE_NAMES_UNSUBSCRIBE_FIELD_NUMBER,
-            DeltaDiscoveryRequest.INITIAL_RESOURCE_VERSIONS_FIELD_NUMBER,
             DeltaDiscoveryRequest.RESOURCE_LOCATORS_SUBSCRIBE_FIELD_NUMBER,
-            DeltaDiscoveryRequest.RESOURCE_LOCATORS_UNSUBSCRIBE_FIELD_NUMBER}, REFUSED_DELTA),
+            DeltaDiscoveryRequest.RESOURCE_LOCATORS_UNSUBSCRIBE_FIELD_NUMBER},
+        DeltaDiscoveryRequest.INITIAL_RESOURCE_VERSIONS_FIELD_NUMBER, REFUSED_DELTA),
         maxNames, memory);
   }
 
@@ -229,6 +230,10 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     } catch (IOException e) {
       return request = refuse(Status.INTERNAL.withDescription("reading the request: "
           + e.getMessage()));
+    } catch (RuntimeException e) {
+      // grpc-java's own refusals while reading (a compressed request that inflates past the
+      // message size): said as a status, not as an application error with a stack trace.
+      return request = refuse(Status.fromThrowable(e));
     } finally {
       if (reserved != 0) {
         // Names decoded once for every client that sends them are the cache's, not this one's.
@@ -247,7 +252,8 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
    * (a tag and a length), so a request under twice the bound is not counted at all.
    */
   private boolean overBound(byte[] bytes, int length) {
-    return length / 2 > maxNames && countNames(bytes, length, shape.counted(), maxNames) > maxNames;
+    return length / 2 > maxNames
+        && countNames(bytes, length, shape.counted(), shape.versionsField(), maxNames) > maxNames;
   }
 
   private T tooMany() {
@@ -257,18 +263,23 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   }
 
   /**
-   * The top-level fields of {@code bytes[0, length)} whose number is in {@code counted}, counting
-   * stopped past {@code stopAfter}; nothing is decoded. A malformed message counts what it has
-   * up to where it breaks (the parse that follows says what is wrong with it).
+   * The names a request carries as the protocol core counts them ({@code XdsStream.namesIn}):
+   * the top-level fields of {@code bytes[0, length)} whose number is in {@code counted}, or the
+   * fields numbered {@code versionsField} (Delta's resumed versions, which a reconnect sends
+   * besides the same names subscribed) if more; counting stops past {@code stopAfter}. Nothing is
+   * decoded; a malformed message counts what it has up to where it breaks (the parse that
+   * follows says what is wrong with it).
    */
-  static int countNames(byte[] bytes, int length, int[] counted, int stopAfter) {
+  static int countNames(byte[] bytes, int length, int[] counted, int versionsField,
+      int stopAfter) {
     int n = 0;
+    int versions = 0;
     int pos = 0;
-    while (pos < length && n <= stopAfter) {
+    while (pos < length && n <= stopAfter && versions <= stopAfter) {
       long tag = 0;
       for (int shift = 0; ; shift += 7) {
         if (pos >= length || shift > 63) {
-          return n;
+          return Math.max(n, versions);
         }
         byte b = bytes[pos++];
         tag |= (long) (b & 0x7f) << shift;
@@ -290,7 +301,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
           long size = 0;
           for (int shift = 0; ; shift += 7) {
             if (pos >= length || shift > 63) {
-              return n;
+              return Math.max(n, versions);
             }
             byte b = bytes[pos++];
             size |= (long) (b & 0x7f) << shift;
@@ -299,13 +310,17 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             }
           }
           if (size < 0 || size > length - pos) {
-            return n;
+            return Math.max(n, versions);
           }
           pos += (int) size;
         }
         default -> {
-          return n; // groups are not in these messages: protobuf's parse decides
+          return Math.max(n, versions); // groups are not in these messages: protobuf decides
         }
+      }
+      if (versionsField != 0 && field == versionsField) {
+        versions++;
+        continue;
       }
       for (int c : counted) {
         if (c == field) {
@@ -314,7 +329,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         }
       }
     }
-    return n;
+    return Math.max(n, versions);
   }
 
   private T parse(byte[] bytes, int length) throws InvalidProtocolBufferException {

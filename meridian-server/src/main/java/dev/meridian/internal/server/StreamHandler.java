@@ -137,9 +137,11 @@ final class StreamHandler<Q extends Message, R extends Message>
   /** Ends the stream for a request its marshaller refused: too many names, or not protobuf. */
   private void refuse(Status why) {
     if (!done) {
-      if (why.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
-        hub.metrics().boundRefused(why.getDescription().contains("--max-request-memory")
-            ? "max_request_memory" : "max_resource_names");
+      String d = why.getDescription() == null ? "" : why.getDescription();
+      if (d.contains("--max-request-memory")) {
+        hub.metrics().boundRefused("max_request_memory");
+      } else if (d.contains("--max-resource-names")) {
+        hub.metrics().boundRefused("max_resource_names");
       }
       finish("closed by server: " + why.getCode() + ": " + why.getDescription());
       responses.onError(why.asRuntimeException());

@@ -78,9 +78,9 @@ class RequestMarshallerFuzzTest {
       return r.getResourceNamesCount() + r.getResourceLocatorsCount();
     }
     DeltaDiscoveryRequest d = (DeltaDiscoveryRequest) m;
-    return d.getResourceNamesSubscribeCount() + d.getResourceNamesUnsubscribeCount()
-        + d.getInitialResourceVersionsCount() + d.getResourceLocatorsSubscribeCount()
-        + d.getResourceLocatorsUnsubscribeCount();
+    return Math.max(d.getResourceNamesSubscribeCount() + d.getResourceNamesUnsubscribeCount()
+        + d.getResourceLocatorsSubscribeCount() + d.getResourceLocatorsUnsubscribeCount(),
+        d.getInitialResourceVersionsCount());
   }
 
   static void writeVarint(ByteArrayOutputStream out, int v) {

@@ -118,16 +118,28 @@ class SharedNamesMarshallerTest {
     Status s = SharedNamesMarshaller.refusal(few.parse(known(over.toByteArray())));
     assertThat(s.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     assertThat(s.getDescription()).contains("at most 500", "--max-resource-names");
-    // Unsubscribed names and resumed versions count too (Delta).
+    // Delta: subscribed and unsubscribed names count together; a reconnect's resumed versions,
+    // which name the same resources as its subscriptions, count once.
     SharedNamesMarshaller<DeltaDiscoveryRequest> fewDelta = SharedNamesMarshaller.delta(
         AggregatedDiscoveryServiceGrpc.getDeltaAggregatedResourcesMethod().getRequestMarshaller(),
         500);
     DeltaDiscoveryRequest.Builder d = DeltaDiscoveryRequest.newBuilder().setTypeUrl("t");
-    for (int i = 0; i < 200; i++) {
-      d.addResourceNamesSubscribe("s" + i).addResourceNamesUnsubscribe("u" + i)
-          .putInitialResourceVersions("v" + i, "1");
+    for (int i = 0; i < 300; i++) {
+      d.addResourceNamesSubscribe("s" + i).addResourceNamesUnsubscribe("u" + i);
     }
     assertThat(refused(fewDelta.parse(known(d.build().toByteArray()))))
+        .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    DeltaDiscoveryRequest.Builder reconnect = DeltaDiscoveryRequest.newBuilder().setTypeUrl("t");
+    for (int i = 0; i < 450; i++) {
+      reconnect.addResourceNamesSubscribe("s" + i).putInitialResourceVersions("s" + i, "1");
+    }
+    assertThat(refused(fewDelta.parse(known(reconnect.build().toByteArray())))).isNull();
+    SharedNamesMarshaller.held();
+    reconnect.putInitialResourceVersions("one-more-resumed", "1");
+    for (int i = 450; i < 501; i++) {
+      reconnect.putInitialResourceVersions("s" + i, "1");
+    }
+    assertThat(refused(fewDelta.parse(known(reconnect.build().toByteArray()))))
         .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     // A real request after a refusal is not taken for one.
     assertThat(refused(few.parse(known(at.toByteArray())))).isNull();
