@@ -7,9 +7,6 @@ import dev.meridian.xds.ResourceType;
 import io.envoyproxy.envoy.service.discovery.v3.DeltaDiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.DiscoveryRequest;
 import io.envoyproxy.envoy.service.discovery.v3.ResourceError;
-import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -23,64 +20,23 @@ import org.junit.jupiter.params.provider.EnumSource;
  * million errors.
  */
 class NameBoundsTest {
-  private static final Clock CLOCK = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
   private static final ResourceType EDS = ResourceType.ENDPOINT;
   private static final ServedConfig CONFIG = Fixtures.config(Fixtures.endpoints("known", 8080));
 
-  /** One stream of the variant asking for endpoints. */
-  static final class Client extends VariantClient {
-    final Variant variant;
-    private boolean sentNode;
-    /** SotW: every name asked for so far (each request repeats them). */
-    private final List<String> names = new ArrayList<>();
-
-    Client(Variant variant, int maxNames) {
-      super(switch (variant) {
-        case SOTW_ADS -> TwinStream.sotwAds(CLOCK);
-        case SOTW_PER_TYPE -> TwinStream.sotwPerType(EDS, CLOCK);
-        case DELTA_ADS -> TwinStream.deltaAds(CLOCK);
-        case DELTA_PER_TYPE -> TwinStream.deltaPerType(EDS, CLOCK);
-      }, CONFIG);
-      this.variant = variant;
-      if (twin.stream instanceof SotwStream) {
-        ((TwinStream<DiscoveryRequest>) twin).withMaxResourceNames(maxNames);
-      } else {
-        ((TwinStream<DeltaDiscoveryRequest>) twin).withMaxResourceNames(maxNames);
-      }
+  /** One stream of the variant asking for endpoints (FederationRulesTest's), with the bound. */
+  @SuppressWarnings("unchecked")
+  static FederationRulesTest.Client client(Variant v, int maxNames) {
+    FederationRulesTest.Client c = new FederationRulesTest.Client(v, EDS, CONFIG);
+    if (c.delta()) {
+      ((TwinStream<DeltaDiscoveryRequest>) c.twin).withMaxResourceNames(maxNames);
+    } else {
+      ((TwinStream<DiscoveryRequest>) c.twin).withMaxResourceNames(maxNames);
     }
+    return c;
+  }
 
-    boolean delta() {
-      return variant == Variant.DELTA_ADS || variant == Variant.DELTA_PER_TYPE;
-    }
-
-    @SuppressWarnings("unchecked")
-    List<Outcome> ask(List<String> more) {
-      names.addAll(more);
-      List<Outcome> out;
-      if (delta()) {
-        DeltaDiscoveryRequest.Builder b = DeltaDiscoveryRequest.newBuilder()
-            .setTypeUrl(EDS.typeUrl()).setResponseNonce(lastNonce)
-            .addAllResourceNamesSubscribe(more);
-        if (!sentNode) {
-          b.setNode(Fixtures.node("node-1"));
-        }
-        out = ((TwinStream<DeltaDiscoveryRequest>) twin).onRequest(b.build(), config);
-      } else {
-        DiscoveryRequest.Builder b = DiscoveryRequest.newBuilder().setResponseNonce(lastNonce)
-            .setTypeUrl(EDS.typeUrl()).addAllResourceNames(names);
-        if (!sentNode) {
-          b.setNode(Fixtures.node("node-1"));
-        }
-        out = ((TwinStream<DiscoveryRequest>) twin).onRequest(b.build(), config);
-      }
-      sentNode = true;
-      remember(out);
-      return out;
-    }
-
-    List<Outcome> ack() {
-      return ask(List.of());
-    }
+  static String[] names(List<String> names) {
+    return names.toArray(String[]::new);
   }
 
   static List<String> unknown(int from, int count) {
@@ -94,8 +50,8 @@ class NameBoundsTest {
   @ParameterizedTest
   @EnumSource(Variant.class)
   void aRequestNamingMoreThanTheBoundEndsTheStreamResourceExhausted(Variant v) {
-    Client c = new Client(v, 50);
-    List<Outcome> out = c.ask(unknown(0, 51));
+    FederationRulesTest.Client c = client(v, 50);
+    List<Outcome> out = c.ask(names(unknown(0, 51)));
     Outcome.Close close = FederationRulesTest.closed(out);
     assertThat(close.code()).isEqualTo(Outcome.CloseCode.RESOURCE_EXHAUSTED);
     assertThat(close.message()).contains("names 51 resources", "at most 50",
@@ -106,11 +62,11 @@ class NameBoundsTest {
   @ParameterizedTest
   @EnumSource(Variant.class)
   void aStreamGrowingPastTheBoundInStepsIsEnded(Variant v) {
-    Client c = new Client(v, 50);
-    assertThat(c.ask(unknown(0, 30))).noneMatch(o -> o instanceof Outcome.Close);
+    FederationRulesTest.Client c = client(v, 50);
+    assertThat(c.ask(names(unknown(0, 30)))).noneMatch(o -> o instanceof Outcome.Close);
     c.ack();
     // SotW repeats all 60 names (the request itself is over); Delta adds 30 to the 30 held.
-    List<Outcome> out = c.ask(unknown(30, 30));
+    List<Outcome> out = c.ask(names(unknown(30, 30)));
     Outcome.Close close = FederationRulesTest.closed(out);
     assertThat(close.code()).isEqualTo(Outcome.CloseCode.RESOURCE_EXHAUSTED);
     assertThat(close.message()).contains("60 resources");
@@ -120,10 +76,10 @@ class NameBoundsTest {
   @ParameterizedTest
   @EnumSource(Variant.class)
   void aRequestAtTheBoundIsServed(Variant v) {
-    Client c = new Client(v, 50);
+    FederationRulesTest.Client c = client(v, 50);
     List<String> names = new ArrayList<>(unknown(0, 49));
     names.add("known");
-    List<Outcome> out = c.ask(names);
+    List<Outcome> out = c.ask(names(names));
     assertThat(out).noneMatch(o -> o instanceof Outcome.Close);
     assertThat(FederationRulesTest.sent(out)).containsExactly("known");
   }
@@ -135,9 +91,9 @@ class NameBoundsTest {
   @ParameterizedTest
   @EnumSource(Variant.class)
   void perResourceErrorsAreSaidAHundredAResponseUntilAllAreSaid(Variant v) {
-    Client c = new Client(v, XdsStream.DEFAULT_MAX_RESOURCE_NAMES);
+    FederationRulesTest.Client c = client(v, XdsStream.DEFAULT_MAX_RESOURCE_NAMES);
     List<String> asked = unknown(0, 250);
-    List<Outcome> out = c.ask(asked);
+    List<Outcome> out = c.ask(names(asked));
     List<ResourceError> first = FederationRulesTest.errorList(out);
     assertThat(first).hasSize(TypeState.MAX_ERRORS_PER_RESPONSE);
     assertThat(first.get(0).getResourceName().getName()).isEqualTo("missing-00000");
@@ -157,8 +113,8 @@ class NameBoundsTest {
   @ParameterizedTest
   @EnumSource(Variant.class)
   void aPendingErrorIsDroppedWhenItsNameAppears(Variant v) {
-    Client c = new Client(v, XdsStream.DEFAULT_MAX_RESOURCE_NAMES);
-    c.ask(unknown(0, 150));
+    FederationRulesTest.Client c = client(v, XdsStream.DEFAULT_MAX_RESOURCE_NAMES);
+    c.ask(names(unknown(0, 150)));
     ServedConfig next = Fixtures.config(Fixtures.endpoints("known", 8080),
         Fixtures.endpoints("missing-00149", 9090));
     List<String> said = new ArrayList<>();
