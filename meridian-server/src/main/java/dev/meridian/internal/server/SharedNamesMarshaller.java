@@ -47,7 +47,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
    * resource name (counted against the bound), and the message that stands for a refused request.
    */
   private record Shape<T>(int namesField, Parser<T> parser, int[] counted, int versionsField,
-      T refused) {}
+      java.util.function.ToIntFunction<T> namesOf, T refused) {}
 
   /**
    * Stands in for a request this marshaller refused (too many names, or not protobuf): the stream
@@ -116,7 +116,9 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
     return new SharedNamesMarshaller<>(plain, new Shape<>(
         DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser(),
         new int[] {DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER,
-            DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, 0, REFUSED_SOTW), maxNames, memory);
+            DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, 0,
+        r -> r.getResourceNamesCount() + r.getResourceLocatorsCount(), REFUSED_SOTW), maxNames,
+        memory);
   }
 
   /** Delta: {@code resource_names_subscribe}. */
@@ -135,7 +137,10 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             DeltaDiscoveryRequest.RESOURCE_NAMES_UNSUBSCRIBE_FIELD_NUMBER,
             DeltaDiscoveryRequest.RESOURCE_LOCATORS_SUBSCRIBE_FIELD_NUMBER,
             DeltaDiscoveryRequest.RESOURCE_LOCATORS_UNSUBSCRIBE_FIELD_NUMBER},
-        DeltaDiscoveryRequest.INITIAL_RESOURCE_VERSIONS_FIELD_NUMBER, REFUSED_DELTA),
+        DeltaDiscoveryRequest.INITIAL_RESOURCE_VERSIONS_FIELD_NUMBER,
+        r -> Math.max(r.getResourceNamesSubscribeCount() + r.getResourceNamesUnsubscribeCount()
+            + r.getResourceLocatorsSubscribeCount() + r.getResourceLocatorsUnsubscribeCount(),
+            r.getInitialResourceVersionsCount()), REFUSED_DELTA),
         maxNames, memory);
   }
 
@@ -207,11 +212,13 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             this.scratch.set(scratch);
           }
           readFully(stream, scratch, length);
-          request = overBound(scratch, length) ? tooMany() : parseSharing(scratch, length);
+          int over = overBound(scratch, length);
+          request = over > 0 ? tooMany() : recounted(over, parseSharing(scratch, length));
         } else {
           byte[] bytes = new byte[length];
           readFully(stream, bytes, length);
-          request = overBound(bytes, length) ? tooMany() : parse(bytes, length);
+          int over = overBound(bytes, length);
+          request = over > 0 ? tooMany() : recounted(over, parse(bytes, length));
         }
       } else {
         byte[] bytes = stream.readAllBytes();
@@ -221,7 +228,8 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
           }
           reserved = bytes.length;
         }
-        request = overBound(bytes, bytes.length) ? tooMany() : parse(bytes, bytes.length);
+        int over = overBound(bytes, bytes.length);
+        request = over > 0 ? tooMany() : recounted(over, parse(bytes, bytes.length));
       }
       return request;
     } catch (InvalidProtocolBufferException e) {
@@ -248,12 +256,23 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   }
 
   /**
-   * Whether the request carries more resource names than allowed. Each takes at least two bytes
-   * (a tag and a length), so a request under twice the bound is not counted at all.
+   * Whether the request carries more resource names than allowed: 1 yes, 0 no, -1 the count
+   * cannot tell without decoding (a group field, which proto3 requests do not have, or bytes that
+   * are no message: the parse then says what is wrong). Each name takes at least two bytes (a
+   * tag and a length), so a request under twice the bound is not counted at all.
    */
-  private boolean overBound(byte[] bytes, int length) {
-    return length / 2 > maxNames
-        && countNames(bytes, length, shape.counted(), shape.versionsField(), maxNames) > maxNames;
+  private int overBound(byte[] bytes, int length) {
+    if (length / 2 <= maxNames) {
+      return 0;
+    }
+    int n = countNames(bytes, length, shape.counted(), shape.versionsField(), maxNames);
+    return n < 0 ? -1 : n > maxNames ? 1 : 0;
+  }
+
+  /** {@code request}, or a refusal if its names were not counted before and are too many. */
+  private T recounted(int over, T request) {
+    return over < 0 && request != shape.refused()
+        && shape.namesOf().applyAsInt(request) > maxNames ? tooMany() : request;
   }
 
   private T tooMany() {
@@ -267,8 +286,8 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
    * the top-level fields of {@code bytes[0, length)} whose number is in {@code counted}, or the
    * fields numbered {@code versionsField} (Delta's resumed versions, which a reconnect sends
    * besides the same names subscribed) if more; counting stops past {@code stopAfter}. Nothing is
-   * decoded; a malformed message counts what it has up to where it breaks (the parse that
-   * follows says what is wrong with it).
+   * decoded. Fields are counted as they occur (a map key repeated counts each time). -1: the
+   * count cannot tell (a group field, or a message that breaks off before its end).
    */
   static int countNames(byte[] bytes, int length, int[] counted, int versionsField,
       int stopAfter) {
@@ -279,7 +298,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
       long tag = 0;
       for (int shift = 0; ; shift += 7) {
         if (pos >= length || shift > 63) {
-          return Math.max(n, versions);
+          return -1;
         }
         byte b = bytes[pos++];
         tag |= (long) (b & 0x7f) << shift;
@@ -301,7 +320,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
           long size = 0;
           for (int shift = 0; ; shift += 7) {
             if (pos >= length || shift > 63) {
-              return Math.max(n, versions);
+              return -1;
             }
             byte b = bytes[pos++];
             size |= (long) (b & 0x7f) << shift;
@@ -310,12 +329,12 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             }
           }
           if (size < 0 || size > length - pos) {
-            return Math.max(n, versions);
+            return -1;
           }
           pos += (int) size;
         }
         default -> {
-          return Math.max(n, versions); // groups are not in these messages: protobuf decides
+          return -1; // a group (or no wire type): protobuf's parse decides
         }
       }
       if (versionsField != 0 && field == versionsField) {
@@ -329,7 +348,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         }
       }
     }
-    return Math.max(n, versions);
+    return pos > length ? -1 : Math.max(n, versions);
   }
 
   private T parse(byte[] bytes, int length) throws InvalidProtocolBufferException {
