@@ -82,7 +82,9 @@ class LauncherTest {
     List<String> args = javaArgs(17, 2, Map.of("MERIDIAN_JAVA_OPTS", "-Xmx4g"), "serve",
         "--config", "x.yaml");
 
-    assertThat(args).containsExactly("-Xmx4g", "-jar", jar(), "serve", "--config", "x.yaml");
+    // Every start exits on OutOfMemoryError, so that a supervisor restarts it.
+    assertThat(args).containsExactly("-XX:+ExitOnOutOfMemoryError", "-Xmx4g", "-jar", jar(),
+        "serve", "--config", "x.yaml");
     assertThat(Files.exists(bin.resolve("java-version-asked"))).isFalse();
   }
 
@@ -91,7 +93,8 @@ class LauncherTest {
     List<String> args = javaArgs(17, 2, Map.of("MERIDIAN_JAVA_OPTS", "-Xmx4g"), "serve",
         "--config", "x.yaml", "--fleet");
 
-    List<String> expected = new ArrayList<>(LoadGenerator.FLEET_GC);
+    List<String> expected = new ArrayList<>(List.of("-XX:+ExitOnOutOfMemoryError"));
+    expected.addAll(LoadGenerator.FLEET_GC);
     expected.addAll(jit());
     expected.addAll(LoadGenerator.FLEET_C2);
     expected.add("-Xmx4g"); // the user's flags come last, so they win
@@ -122,7 +125,7 @@ class LauncherTest {
     for (List<String> args : List.of(javaArgs(17, 2, Map.of(), "validate", "--fleet"),
         javaArgs(17, 2, Map.of(), "serve", "--", "--fleet"),
         javaArgs(17, 2, Map.of("MERIDIAN_FLEET_FLAGS", "off"), "serve", "--fleet"))) {
-      assertThat(args).first().isEqualTo("-jar");
+      assertThat(args).startsWith("-XX:+ExitOnOutOfMemoryError", "-jar");
     }
     // The opt-out drops the JVM flags only: the server still gets --fleet.
     assertThat(javaArgs(17, 2, Map.of("MERIDIAN_FLEET_FLAGS", "off"), "serve", "--fleet"))

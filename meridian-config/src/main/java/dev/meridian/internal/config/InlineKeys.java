@@ -7,6 +7,7 @@ import com.google.protobuf.DynamicMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import dev.meridian.internal.protocol.EnvoyTypeRegistry;
+import dev.meridian.internal.protocol.TypeResolver;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.XdsResource;
 import dev.meridian.xds.ResourceType;
@@ -58,6 +59,8 @@ public final class InlineKeys {
    */
   public static final class Memo {
     private Map<XdsResource, List<String>> last = new IdentityHashMap<>();
+    /** The types packed in Anys, found one by one: not Envoy's whole API at a start. */
+    private final TypeResolver types = new TypeResolver(EnvoyTypeRegistry::get);
   }
 
   /** Every resource of {@code config} (each once, with the groups that hold it). */
@@ -68,12 +71,12 @@ public final class InlineKeys {
   /** As {@link #find(ServedConfig)}, walking only the resources {@code memo} has not seen. */
   public static List<Found> find(ServedConfig config, Memo memo) {
     synchronized (memo) {
-      return find(config, memo.last, memo.last = new IdentityHashMap<>());
+      return find(config, memo.last, memo.last = new IdentityHashMap<>(), memo.types);
     }
   }
 
   private static List<Found> find(ServedConfig config, Map<XdsResource, List<String>> seen,
-      Map<XdsResource, List<String>> now) {
+      Map<XdsResource, List<String>> now, TypeResolver types) {
     Map<XdsResource, List<String>> groupsOf = new IdentityHashMap<>();
     Map<XdsResource, List<String>> pathsOf = new LinkedHashMap<>();
     for (String group : config.groupNames()) {
@@ -90,7 +93,7 @@ public final class InlineKeys {
           groupsOf.put(r, new ArrayList<>(List.of(group)));
           List<String> paths = seen.get(r);
           if (paths == null) {
-            paths = paths(r.message());
+            paths = paths(r.message(), types);
           }
           now.put(r, paths);
           if (!paths.isEmpty()) {
@@ -108,9 +111,10 @@ public final class InlineKeys {
   /** The resources among {@code resources} of {@code group} that inline key material. */
   public static List<Found> find(String group, Iterable<XdsResource> resources) {
     List<Found> found = new ArrayList<>();
+    TypeResolver types = new TypeResolver(EnvoyTypeRegistry::get);
     for (XdsResource r : resources) {
       if (r.type() != ResourceType.SECRET) {
-        List<String> paths = paths(r.message());
+        List<String> paths = paths(r.message(), types);
         if (!paths.isEmpty()) {
           found.add(new Found(r.type(), r.name(), List.of(group), paths));
         }
@@ -120,13 +124,13 @@ public final class InlineKeys {
   }
 
   /** The field paths in {@code m} where key material is inlined. */
-  static List<String> paths(Message m) {
+  static List<String> paths(Message m, TypeResolver types) {
     List<String> out = new ArrayList<>();
-    walk(m, "", out);
+    walk(m, "", out, types);
     return out;
   }
 
-  private static void walk(Message m, String path, List<String> out) {
+  private static void walk(Message m, String path, List<String> out, TypeResolver types) {
     for (Map.Entry<FieldDescriptor, Object> e : m.getAllFields().entrySet()) {
       FieldDescriptor f = e.getKey();
       if (f.getJavaType() != FieldDescriptor.JavaType.MESSAGE) {
@@ -140,21 +144,23 @@ public final class InlineKeys {
           Message kv = (Message) entry;
           if (value.getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
             visit((Message) kv.getField(value), p + "[\"" + kv.getField(key) + "\"]",
-                holdsKeys(f, value.getMessageType()), out);
+                holdsKeys(f, value.getMessageType()), out, types);
           }
         }
       } else if (f.isRepeated()) {
         List<?> items = (List<?>) e.getValue();
         for (int i = 0; i < items.size(); i++) {
-          visit((Message) items.get(i), p + "[" + i + "]", holdsKeys(f, f.getMessageType()), out);
+          visit((Message) items.get(i), p + "[" + i + "]", holdsKeys(f, f.getMessageType()), out,
+              types);
         }
       } else {
-        visit((Message) e.getValue(), p, holdsKeys(f, f.getMessageType()), out);
+        visit((Message) e.getValue(), p, holdsKeys(f, f.getMessageType()), out, types);
       }
     }
   }
 
-  private static void visit(Message v, String path, boolean keys, List<String> out) {
+  private static void visit(Message v, String path, boolean keys, List<String> out,
+      TypeResolver types) {
     Descriptor d = v.getDescriptorForType();
     if (keys) {
       for (String inline : new String[] {"inline_bytes", "inline_string"}) {
@@ -166,13 +172,13 @@ public final class InlineKeys {
       return;
     }
     if (d.getFullName().equals(ANY)) {
-      Message inner = unpack(v);
+      Message inner = unpack(v, types);
       if (inner != null) {
-        walk(inner, path, out);
+        walk(inner, path, out, types);
       }
       return;
     }
-    walk(v, path, out);
+    walk(v, path, out, types);
   }
 
   /** Whether {@code f}, of type {@code type}, holds key material in a DataSource. */
@@ -188,7 +194,7 @@ public final class InlineKeys {
   }
 
   /** The message an {@code Any} packs, through the registry of Envoy's types; null if unknown. */
-  private static Message unpack(Message any) {
+  private static Message unpack(Message any, TypeResolver types) {
     String typeUrl;
     com.google.protobuf.ByteString value;
     if (any instanceof Any a) {
@@ -199,7 +205,7 @@ public final class InlineKeys {
       typeUrl = (String) any.getField(d.findFieldByName("type_url"));
       value = (com.google.protobuf.ByteString) any.getField(d.findFieldByName("value"));
     }
-    Descriptor d = EnvoyTypeRegistry.get().find(typeUrl.substring(typeUrl.lastIndexOf('/') + 1));
+    Descriptor d = types.find(typeUrl.substring(typeUrl.lastIndexOf('/') + 1));
     if (d == null) {
       return null;
     }
