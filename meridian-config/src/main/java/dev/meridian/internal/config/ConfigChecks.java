@@ -24,7 +24,12 @@ public final class ConfigChecks {
      * {@link InlineKeys}: key material inlined outside a Secret goes to every client of its
      * group; a warning, refused under mTLS, where Secrets are sent by identity.
      */
-    INLINE_KEY("inline key material");
+    INLINE_KEY("inline key material"),
+    /**
+     * An identity glob of wildcards alone ({@code *}): it matches host names only, since globs are
+     * typed ({@code Identity}); before, it matched SPIFFE IDs too.
+     */
+    IDENTITY_GLOB("identity glob");
 
     final String label;
 
@@ -53,6 +58,38 @@ public final class ConfigChecks {
     public List<String> rejectionMessages() {
       return rejections.stream().map(Finding::message).toList();
     }
+  }
+
+  /**
+   * Identity globs of wildcards alone, in groups' {@code match} and in {@code secret_access}: a
+   * config written when {@code *} matched any identity would now turn SPIFFE clients away.
+   */
+  static List<Finding> wildcardIdentityGlobs(ServedConfig config) {
+    java.util.Set<String> where = new java.util.LinkedHashSet<>();
+    for (ServedConfig.Group g : config.groups()) {
+      String glob = g.matcher() == null ? null : g.matcher().identityGlob();
+      if (isWildcards(glob)) {
+        where.add("group '" + g.name() + "' match.identity '" + glob + "'");
+      }
+    }
+    for (dev.meridian.internal.protocol.SecretAccess.Rule r : config.secretAccess().rules()) {
+      for (String glob : r.identities()) {
+        if (isWildcards(glob)) {
+          where.add("secret_access for '" + r.secrets() + "' identity '" + glob + "'");
+        }
+      }
+    }
+    List<Finding> found = new ArrayList<>();
+    for (String w : where) {
+      found.add(new Finding(Check.IDENTITY_GLOB, w + " matches host names (DNS SANs) only, not "
+          + "SPIFFE IDs: a glob without '://' is a DNS glob. For any SPIFFE ID write "
+          + "'spiffe://*'; for both, a second group or rule"));
+    }
+    return found;
+  }
+
+  private static boolean isWildcards(String glob) {
+    return glob != null && !glob.isEmpty() && glob.chars().allMatch(c -> c == '*' || c == '?');
   }
 
   /** Runs serve's checks on {@code config} with serve's {@code --reference-check} mode. */
@@ -95,6 +132,7 @@ public final class ConfigChecks {
       return new Result(List.of(), List.copyOf(rejections));
     }
     List<Finding> warnings = new ArrayList<>(inline);
+    warnings.addAll(wildcardIdentityGlobs(config));
     if (config.resourceCount() == 0) {
       warnings.add(new Finding(Check.EMPTY_CONFIG,
           "no resources at all: every client would be sent an empty config"));

@@ -176,6 +176,33 @@ class ConfigChecksTest {
     }
   }
 
+  /**
+   * Identity globs are typed: {@code *} matches host names only. A config written when it matched
+   * SPIFFE IDs too would now turn them away without a word, so each such glob is a warning saying
+   * how to write what was meant.
+   */
+  @Test
+  void anIdentityGlobOfWildcardsAloneIsAWarningThatItNoLongerMatchesSpiffeIds() throws Exception {
+    ConfigChecks.Result r = ConfigChecks.run(load("""
+        groups:
+          - name: mesh
+            match: { identity: "*" }
+          - name: typed
+            match: { identity: "spiffe://*" }
+        secret_access:
+          - secrets: "payments-*"
+            identities: ["*", "spiffe://example.org/ns/payments/*"]
+        """), ReferenceCheck.WARN);
+    assertThat(r.warnings()).filteredOn(f -> f.check() == ConfigChecks.Check.IDENTITY_GLOB)
+        .extracting(ConfigChecks.Finding::toString).containsExactly(
+            "identity glob: group 'mesh' match.identity '*' matches host names (DNS SANs) only, "
+                + "not SPIFFE IDs: a glob without '://' is a DNS glob. For any SPIFFE ID write "
+                + "'spiffe://*'; for both, a second group or rule",
+            "identity glob: secret_access for 'payments-*' identity '*' matches host names (DNS "
+                + "SANs) only, not SPIFFE IDs: a glob without '://' is a DNS glob. For any SPIFFE "
+                + "ID write 'spiffe://*'; for both, a second group or rule");
+  }
+
   @Test
   void underMtlsKeyMaterialInlinedOutsideASecretRejectsTheConfig() throws Exception {
     ConfigChecks.Result r = ConfigChecks.run(load(INLINE_KEYS), ReferenceCheck.OFF, true);
