@@ -39,6 +39,11 @@ public final class DeltaStream extends XdsStream<DeltaDiscoveryRequest, DeltaTyp
    */
   @Override
   int namesIn(DeltaDiscoveryRequest request) {
+    return namesOf(request);
+  }
+
+  /** The resource names a Delta request carries, as the bound on them counts them (above). */
+  public static int namesOf(DeltaDiscoveryRequest request) {
     return Math.max(request.getResourceNamesSubscribeCount()
         + request.getResourceNamesUnsubscribeCount() + request.getResourceLocatorsSubscribeCount()
         + request.getResourceLocatorsUnsubscribeCount(), request.getInitialResourceVersionsCount());

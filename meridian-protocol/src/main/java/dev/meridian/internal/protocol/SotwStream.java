@@ -35,6 +35,11 @@ public final class SotwStream extends XdsStream<DiscoveryRequest, SotwTypeState>
 
   @Override
   int namesIn(DiscoveryRequest request) {
+    return namesOf(request);
+  }
+
+  /** The resource names a SotW request carries, as the bound on them counts them. */
+  public static int namesOf(DiscoveryRequest request) {
     return request.getResourceNamesCount() + request.getResourceLocatorsCount();
   }
 

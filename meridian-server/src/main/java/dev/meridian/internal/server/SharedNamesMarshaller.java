@@ -117,8 +117,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER, DiscoveryRequest.parser(),
         new int[] {DiscoveryRequest.RESOURCE_NAMES_FIELD_NUMBER,
             DiscoveryRequest.RESOURCE_LOCATORS_FIELD_NUMBER}, 0,
-        r -> r.getResourceNamesCount() + r.getResourceLocatorsCount(), REFUSED_SOTW), maxNames,
-        memory);
+        dev.meridian.internal.protocol.SotwStream::namesOf, REFUSED_SOTW), maxNames, memory);
   }
 
   /** Delta: {@code resource_names_subscribe}. */
@@ -138,9 +137,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
             DeltaDiscoveryRequest.RESOURCE_LOCATORS_SUBSCRIBE_FIELD_NUMBER,
             DeltaDiscoveryRequest.RESOURCE_LOCATORS_UNSUBSCRIBE_FIELD_NUMBER},
         DeltaDiscoveryRequest.INITIAL_RESOURCE_VERSIONS_FIELD_NUMBER,
-        r -> Math.max(r.getResourceNamesSubscribeCount() + r.getResourceNamesUnsubscribeCount()
-            + r.getResourceLocatorsSubscribeCount() + r.getResourceLocatorsUnsubscribeCount(),
-            r.getInitialResourceVersionsCount()), REFUSED_DELTA),
+        dev.meridian.internal.protocol.DeltaStream::namesOf, REFUSED_DELTA),
         maxNames, memory);
   }
 

@@ -100,14 +100,10 @@ class RequestMarshallerFuzzTest {
 
   /** The resource names a request carries, as the protocol core counts them. */
   static int names(Message m) {
-    if (m instanceof DiscoveryRequest r) {
-      return r.getResourceNamesCount() + r.getResourceLocatorsCount();
-    }
-    DeltaDiscoveryRequest d = (DeltaDiscoveryRequest) m;
-    return Math.max(d.getResourceNamesSubscribeCount() + d.getResourceNamesUnsubscribeCount()
-        + d.getResourceLocatorsSubscribeCount() + d.getResourceLocatorsUnsubscribeCount(),
-        d.getInitialResourceVersionsCount());
+    return m instanceof DiscoveryRequest r ? dev.meridian.internal.protocol.SotwStream.namesOf(r)
+        : dev.meridian.internal.protocol.DeltaStream.namesOf((DeltaDiscoveryRequest) m);
   }
+
 
   static void writeVarint(ByteArrayOutputStream out, int v) {
     while ((v & ~0x7f) != 0) {
