@@ -219,16 +219,12 @@ public final class Publisher {
     ServedConfig config = new ServedConfig(nextSnapshots, placer, SecretAccess.NONE);
     if (mtls) {
       // Whatever the validation: under mTLS a key outside a Secret would go to every client of
-      // its group, identity or not. Only the groups this call changes need looking at.
+      // its group, identity or not. The memo walks only what this call changed; the findings of
+      // the groups it did not touch were refused before.
       List<String> refused = new ArrayList<>();
-      for (String g : touched) {
-        Map<ResourceType, Map<String, XdsResource>> content = next.get(g);
-        if (content != null) {
-          for (Map<String, XdsResource> byName : content.values()) {
-            for (InlineKeys.Found f : InlineKeys.find(g, byName.values())) {
-              refused.add(f.message(true));
-            }
-          }
+      for (InlineKeys.Found f : InlineKeys.find(config, inlineKeys)) {
+        if (f.groups().stream().anyMatch(touched::contains)) {
+          refused.add(f.message(true));
         }
       }
       if (!refused.isEmpty()) {

@@ -108,21 +108,6 @@ public final class InlineKeys {
     return found;
   }
 
-  /** The resources among {@code resources} of {@code group} that inline key material. */
-  public static List<Found> find(String group, Iterable<XdsResource> resources) {
-    List<Found> found = new ArrayList<>();
-    TypeResolver types = new TypeResolver(EnvoyTypeRegistry::get);
-    for (XdsResource r : resources) {
-      if (r.type() != ResourceType.SECRET) {
-        List<String> paths = paths(r.message(), types);
-        if (!paths.isEmpty()) {
-          found.add(new Found(r.type(), r.name(), List.of(group), paths));
-        }
-      }
-    }
-    return found;
-  }
-
   /** The field paths in {@code m} where key material is inlined. */
   static List<String> paths(Message m, TypeResolver types) {
     List<String> out = new ArrayList<>();
