@@ -8,7 +8,6 @@ import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerAdapter;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
-import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -111,7 +110,7 @@ final class ConnectionGate {
       return false;
     }
     Connection c = new Connection(child);
-    if (!perIdentity && !take(c, addressOf(child.remoteAddress()))) {
+    if (!perIdentity && !take(c, PeerAddress.quotaKey(null, child.remoteAddress()))) {
       open.decrementAndGet();
       metrics.boundRefused("max_connections_per_peer");
       return false;
@@ -149,13 +148,6 @@ final class ConnectionGate {
     open.decrementAndGet();
   }
 
-  static String addressOf(SocketAddress address) {
-    if (address instanceof InetSocketAddress a && a.getAddress() != null) {
-      return "address " + a.getAddress().getHostAddress();
-    }
-    return "address " + address;
-  }
-
   /**
    * Tags each transport with its {@link Connection} once its handshake is done; under mTLS,
    * counts it against its identity (or its address, without a usable certificate identity) and
@@ -172,8 +164,8 @@ final class ConnectionGate {
         if (perIdentity) {
           String identity =
               Identities.of(attrs.get(Grpc.TRANSPORT_ATTR_SSL_SESSION)).identity();
-          String peer = identity != null ? "identity " + identity
-              : addressOf(attrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+          String peer = PeerAddress.quotaKey(identity,
+              attrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
           if (!take(c, peer)) {
             metrics.boundRefused("max_connections_per_peer");
             c.closeNow();

@@ -50,6 +50,14 @@ final class PeerAddress implements ServerInterceptor {
     }
   }
 
+  /**
+   * The peer the per-peer quotas count against: its verified identity under mTLS, else its IP
+   * address (without the port: one client's connections come from many).
+   */
+  static String quotaKey(String identity, java.net.SocketAddress remote) {
+    return identity != null ? "identity " + identity : "address " + host(remote);
+  }
+
   static String host(java.net.SocketAddress address) {
     return address instanceof InetSocketAddress a && a.getAddress() != null
         ? a.getAddress().getHostAddress() : String.valueOf(address);

@@ -45,8 +45,8 @@ final class PeerStreamQuota implements ServerInterceptor {
   static String peerOf(ServerCall<?, ?> call) {
     String identity = Identities.of(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION))
         .identity();
-    return identity != null ? "identity " + identity
-        : ConnectionGate.addressOf(call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+    return PeerAddress.quotaKey(identity,
+        call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
   }
 
   @Override
