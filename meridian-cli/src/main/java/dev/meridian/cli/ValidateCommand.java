@@ -67,10 +67,8 @@ final class ValidateCommand implements Callable<Integer> {
     // The very checks serve runs on this config (ConfigChecks), with the same mode.
     ConfigChecks.Result checks = ConfigChecks.run(loaded.config(), referenceCheck, mtls);
     if (checks.rejected()) {
-      err.println("meridian: config rejected (" + String.join("; ", checks.rejections().stream()
-          .map(f -> f.check() == ConfigChecks.Check.INLINE_KEY
-              ? "--mtls: key material only in Secrets" : "--reference-check reject")
-          .distinct().toList()) + "), serve would refuse it:");
+      err.println("meridian: config rejected (" + checks.rejectedBy("--mtls")
+          + "), serve would refuse it:");
       checks.rejections().forEach(f -> err.println("  " + f));
       return 2;
     }

@@ -54,6 +54,16 @@ public final class ConfigChecks {
       return !rejections.isEmpty();
     }
 
+    /**
+     * The rules that refused the config, for the first line of the refusal; {@code mtlsFlag}: how
+     * the caller's user turned mTLS on ({@code --tls-client-ca}, {@code --mtls}).
+     */
+    public String rejectedBy(String mtlsFlag) {
+      return rejections.stream().map(f -> f.check() == Check.INLINE_KEY
+          ? mtlsFlag + ": key material only in Secrets" : "--reference-check reject")
+          .distinct().collect(java.util.stream.Collectors.joining("; "));
+    }
+
     /** The rejections' messages, as a {@link ConfigException} carries them. */
     public List<String> rejectionMessages() {
       return rejections.stream().map(Finding::message).toList();

@@ -519,13 +519,6 @@ public final class MeridianServer implements AutoCloseable {
         .kv("path", options.config()).toString());
   }
 
-  /** The flags whose rule refused a config, for the first line of the refusal. */
-  static String rejectedBy(ConfigChecks.Result checks) {
-    return checks.rejections().stream().map(f -> f.check() == ConfigChecks.Check.INLINE_KEY
-        ? "--tls-client-ca: key material only in Secrets" : "--reference-check reject")
-        .distinct().collect(java.util.stream.Collectors.joining("; "));
-  }
-
   /** The {@code --publish-dir} publisher: what it could not write shows in /status and metrics. */
   private FilePublisher filePublisher() {
     return new FilePublisher(options.publishDir(), options.publishFormat(), hub.controlPlane(),
@@ -536,7 +529,8 @@ public final class MeridianServer implements AutoCloseable {
   private int serve(ConfigLoader.Loaded loaded) throws ConfigException {
     ConfigChecks.Result checks = check(loaded.config());
     if (checks.rejected()) {
-      List<String> why = new ArrayList<>(List.of("config rejected (" + rejectedBy(checks) + ")"));
+      List<String> why = new ArrayList<>(List.of("config rejected ("
+          + checks.rejectedBy("--tls-client-ca") + ")"));
       why.addAll(checks.rejectionMessages());
       throw new ConfigException(why);
     }
