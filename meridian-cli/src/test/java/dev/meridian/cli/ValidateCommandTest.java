@@ -101,18 +101,8 @@ class ValidateCommandTest {
   }
 
   /** A Cluster whose UpstreamTlsContext carries its client key inline. */
-  static final String INLINE_KEY = """
-      resources:
-        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
-          name: leaky
-          connect_timeout: 1s
-          transport_socket:
-            name: envoy.transport_sockets.tls
-            typed_config:
-              "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
-              common_tls_context:
-                tls_certificates: [ { private_key: { inline_string: "KEY" } } ]
-      """;
+  static final String INLINE_KEY = "resources:\n"
+      + dev.meridian.testing.ConfigFiles.clusterWithInlineKey("leaky", "KEY");
 
   @Test
   void inlineKeyMaterialIsAWarningAndUnderMtlsARejectionAsServeWouldSay() throws Exception {

@@ -10,6 +10,24 @@ public final class ConfigFiles {
   private ConfigFiles() {}
 
   /**
+   * A Cluster named {@code name}, as an item of a config's {@code resources:}, whose
+   * UpstreamTlsContext inlines the private key {@code key}: key material outside a Secret.
+   */
+  public static String clusterWithInlineKey(String name, String key) {
+    return """
+          - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+            name: %s
+            connect_timeout: 1s
+            transport_socket:
+              name: envoy.transport_sockets.tls
+              typed_config:
+                "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+                common_tls_context:
+                  tls_certificates: [ { private_key: { inline_string: "%s" } } ]
+        """.formatted(name, key);
+  }
+
+  /**
    * Replaces {@code file} with {@code text} atomically: writes a hidden temporary file beside it
    * (a config directory's loader skips it), then renames it over {@code file}. A watcher never sees
    * the file half-written. Returns {@link System#nanoTime()} taken just before the rename, for

@@ -317,17 +317,8 @@ class TrustTest {
     assertThat(rest.send(ask, HttpResponse.BodyHandlers.ofString()).body()).isEqualTo(withheld);
   }
 
-  static final String CLUSTER_WITH_INLINE_KEY = """
-        - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
-          name: leaky
-          connect_timeout: 1s
-          transport_socket:
-            name: envoy.transport_sockets.tls
-            typed_config:
-              "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
-              common_tls_context:
-                tls_certificates: [ { private_key: { inline_string: "LEAKY PRIVATE KEY" } } ]
-      """;
+  static final String CLUSTER_WITH_INLINE_KEY =
+      dev.meridian.testing.ConfigFiles.clusterWithInlineKey("leaky", "LEAKY PRIVATE KEY");
 
   @Test
   void underMtlsAClusterInliningAPrivateKeyIsRefusedAtReloadAndAtStart() throws Exception {
