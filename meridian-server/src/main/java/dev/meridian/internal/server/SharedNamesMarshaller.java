@@ -67,7 +67,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   private static final ThreadLocal<Handoff> HANDOFF = ThreadLocal.withInitial(Handoff::new);
 
   private static final class Handoff {
-    Status refusal;
+    Refusal refusal;
     RequestMemory memory;
     long held;
     /** Bytes of the request's names found in the cache: decoded once, held by the cache. */
@@ -142,17 +142,24 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   }
 
   /**
+   * A request refused: the status its stream ends with, and the bound that refused it (the
+   * {@code meridian_bounds_refused_total} label), or null when no bound did (not protobuf).
+   */
+  record Refusal(Status status, String bound) {}
+
+  /**
    * Why {@code request} was refused by the marshaller that parsed it on this thread, or null: a
    * real request. Call from the stream's {@code onNext}, on the thread that parsed it.
    */
-  static Status refusal(Object request) {
+  static Refusal refusal(Object request) {
     if (request != REFUSED_SOTW && request != REFUSED_DELTA) {
       return null;
     }
     Handoff h = HANDOFF.get();
-    Status why = h.refusal;
+    Refusal why = h.refusal;
     h.refusal = null;
-    return why != null ? why : Status.INTERNAL.withDescription("the request was refused");
+    return why != null ? why
+        : new Refusal(Status.INTERNAL.withDescription("the request was refused"), null);
   }
 
   /**
@@ -170,7 +177,11 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   }
 
   private T refuse(Status why) {
-    HANDOFF.get().refusal = why;
+    return refuse(why, null);
+  }
+
+  private T refuse(Status why, String bound) {
+    HANDOFF.get().refusal = new Refusal(why, bound);
     return shape.refused();
   }
 
@@ -195,7 +206,8 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         int length = stream.available();
         if (memory != null) {
           if (!memory.reserve(length)) {
-            return refuse(Status.RESOURCE_EXHAUSTED.withDescription(memory.refusal(length)));
+            return refuse(Status.RESOURCE_EXHAUSTED.withDescription(memory.refusal(length)),
+                "max_request_memory");
           }
           reserved = length;
         }
@@ -221,7 +233,8 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
         byte[] bytes = stream.readAllBytes();
         if (memory != null) {
           if (!memory.reserve(bytes.length)) {
-            return refuse(Status.RESOURCE_EXHAUSTED.withDescription(memory.refusal(bytes.length)));
+            return refuse(Status.RESOURCE_EXHAUSTED.withDescription(memory.refusal(bytes.length)),
+                "max_request_memory");
           }
           reserved = bytes.length;
         }
@@ -275,7 +288,7 @@ final class SharedNamesMarshaller<T extends Message> implements MethodDescriptor
   private T tooMany() {
     return refuse(Status.RESOURCE_EXHAUSTED.withDescription("this request names more than "
         + maxNames + " resources; the server allows at most " + maxNames
-        + " per request and per stream (--max-resource-names)"));
+        + " per request and per stream (--max-resource-names)"), "max_resource_names");
   }
 
   /**

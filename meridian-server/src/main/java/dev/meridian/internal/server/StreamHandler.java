@@ -88,7 +88,7 @@ final class StreamHandler<Q extends Message, R extends Message>
   @Override
   public void onNext(Q request) {
     // Both read on the thread that parsed the request.
-    Status refused = SharedNamesMarshaller.refusal(request);
+    SharedNamesMarshaller.Refusal refused = SharedNamesMarshaller.refusal(request);
     if (refused != null) {
       executor.execute(() -> refuse(refused));
       return;
@@ -134,14 +134,12 @@ final class StreamHandler<Q extends Message, R extends Message>
     }
   }
 
-  /** Ends the stream for a request its marshaller refused: too many names, or not protobuf. */
-  private void refuse(Status why) {
+  /** Ends the stream for a request its marshaller refused: a bound, or not protobuf. */
+  private void refuse(SharedNamesMarshaller.Refusal refused) {
     if (!done) {
-      String d = why.getDescription() == null ? "" : why.getDescription();
-      if (d.contains("--max-request-memory")) {
-        hub.metrics().boundRefused("max_request_memory");
-      } else if (d.contains("--max-resource-names")) {
-        hub.metrics().boundRefused("max_resource_names");
+      Status why = refused.status();
+      if (refused.bound() != null) {
+        hub.metrics().boundRefused(refused.bound());
       }
       finish("closed by server: " + why.getCode() + ": " + why.getDescription());
       responses.onError(why.asRuntimeException());

@@ -125,7 +125,8 @@ class RequestMarshallerFuzzTest {
       java.io.InputStream in = knownLength ? SharedNamesMarshallerTest.known(bytes)
           : new ByteArrayInputStream(bytes);
       T parsed = marshaller.parse(in);
-      Status refused = SharedNamesMarshaller.refusal(parsed);
+      SharedNamesMarshaller.Refusal refusal = SharedNamesMarshaller.refusal(parsed);
+      Status refused = refusal == null ? null : refusal.status();
       if (refused != null && refused.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
         if (expected != null) {
           // Counted as the fields occur (a repeated map key each time), or once parsed.

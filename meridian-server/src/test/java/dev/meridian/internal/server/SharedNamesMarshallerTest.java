@@ -103,8 +103,8 @@ class SharedNamesMarshallerTest {
 
   /** The code a parsed request was refused with, or null: a request. */
   static Status.Code refused(Object parsed) {
-    Status s = SharedNamesMarshaller.refusal(parsed);
-    return s == null ? null : s.getCode();
+    SharedNamesMarshaller.Refusal r = SharedNamesMarshaller.refusal(parsed);
+    return r == null ? null : r.status().getCode();
   }
 
   @Test
@@ -115,7 +115,7 @@ class SharedNamesMarshallerTest {
     DiscoveryRequest at = ack("n", "1", names(500, "cluster-"));
     assertThat(few.parse(known(at.toByteArray()))).isEqualTo(at);
     DiscoveryRequest over = ack("n", "1", names(501, "cluster-"));
-    Status s = SharedNamesMarshaller.refusal(few.parse(known(over.toByteArray())));
+    Status s = SharedNamesMarshaller.refusal(few.parse(known(over.toByteArray()))).status();
     assertThat(s.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     assertThat(s.getDescription()).contains("at most 500", "--max-resource-names");
     // Delta: subscribed and unsubscribed names count together; a reconnect's resumed versions,
