@@ -1,13 +1,11 @@
 package dev.meridian.internal.server;
 
-import io.grpc.ForwardingServerCallListener;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * At most {@code --max-streams-per-peer} xDS calls open at once of one peer: its verified identity
@@ -61,33 +59,6 @@ final class PeerStreamQuota implements ServerInterceptor {
           + "replica"), new Metadata());
       return new ServerCall.Listener<>() {};
     }
-    ServerCall.Listener<Q> listener;
-    try {
-      listener = next.startCall(call, headers);
-    } catch (RuntimeException e) {
-      peers.giveBack(peer);
-      throw e;
-    }
-    AtomicBoolean ended = new AtomicBoolean();
-    // Exactly one of onComplete and onCancel ends every started call; given back once anyway.
-    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
-      @Override
-      public void onComplete() {
-        end();
-        super.onComplete();
-      }
-
-      @Override
-      public void onCancel() {
-        end();
-        super.onCancel();
-      }
-
-      private void end() {
-        if (ended.compareAndSet(false, true)) {
-          peers.giveBack(peer);
-        }
-      }
-    };
+    return CountedCalls.start(call, headers, next, () -> peers.giveBack(peer));
   }
 }

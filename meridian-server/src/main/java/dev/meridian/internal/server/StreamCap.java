@@ -1,6 +1,5 @@
 package dev.meridian.internal.server;
 
-import io.grpc.ForwardingServerCallListener;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -37,26 +36,6 @@ final class StreamCap implements ServerInterceptor {
           + max + " streams; retry, or use another replica"), new Metadata());
       return new ServerCall.Listener<>() {};
     }
-    ServerCall.Listener<Q> listener;
-    try {
-      listener = next.startCall(call, headers);
-    } catch (RuntimeException e) {
-      open.decrementAndGet();
-      throw e;
-    }
-    // Exactly one of onComplete and onCancel ends every started call.
-    return new ForwardingServerCallListener.SimpleForwardingServerCallListener<>(listener) {
-      @Override
-      public void onComplete() {
-        open.decrementAndGet();
-        super.onComplete();
-      }
-
-      @Override
-      public void onCancel() {
-        open.decrementAndGet();
-        super.onCancel();
-      }
-    };
+    return CountedCalls.start(call, headers, next, open::decrementAndGet);
   }
 }
