@@ -3,6 +3,7 @@ package dev.meridian.cli;
 import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.config.RuleCheck;
 import dev.meridian.internal.etcd.EtcdApply;
 import dev.meridian.internal.etcd.EtcdCli;
 import dev.meridian.internal.etcd.EtcdTarget;
@@ -47,6 +48,13 @@ final class ApplyCommand implements Callable<Integer> {
           + "(default ${DEFAULT-VALUE}: nothing is written; warn: written, with warnings).")
   ReferenceCheck referenceCheck;
 
+  @Option(names = "--validation", defaultValue = "envoy", paramLabel = "RULES",
+      converter = Choice.RuleChecks.class, completionCandidates = Choice.RuleChecks.class,
+      description = "As `serve --validation`: check the files and the resulting stored config "
+          + "against the rules Envoy checks (${COMPLETION-CANDIDATES}; default ${DEFAULT-VALUE}: "
+          + "a broken rule writes nothing, exit 2).")
+  RuleCheck ruleCheck;
+
   @Mixin EtcdOptions etcd;
 
   @Spec CommandSpec spec;
@@ -63,12 +71,12 @@ final class ApplyCommand implements Callable<Integer> {
     try (Client client = EtcdCli.connect(target)) {
       ConfigLoader.Loaded loaded;
       try {
-        loaded = new ConfigLoader().load(files);
+        loaded = new ConfigLoader(ruleCheck).load(files);
       } catch (ConfigException e) {
         err.println("meridian: invalid config, nothing written: " + e.getMessage());
         return 2;
       }
-      EtcdApply.Result r = new EtcdApply(client, target).apply(loaded.config(), prune, dryRun,
+      EtcdApply.Result r = new EtcdApply(client, target, ruleCheck).apply(loaded.config(), prune, dryRun,
           referenceCheck);
       for (EtcdApply.Change c : r.changes()) {
         out.printf("%-9s %s%n", c.kind().name().toLowerCase(java.util.Locale.ROOT), c.what());

@@ -59,6 +59,12 @@ abstract class Choice<E extends Enum<E>> implements CommandLine.ITypeConverter<E
     }
   }
 
+  static final class RuleChecks extends Choice<dev.meridian.internal.config.RuleCheck> {
+    RuleChecks() {
+      super(dev.meridian.internal.config.RuleCheck.class);
+    }
+  }
+
   static final class PublishFormats extends Choice<FilePublisher.Format> {
     PublishFormats() {
       super(FilePublisher.Format.class);

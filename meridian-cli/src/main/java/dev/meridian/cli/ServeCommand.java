@@ -4,6 +4,7 @@ import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.etcd.EtcdTarget;
 import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.config.RuleCheck;
 import dev.meridian.internal.server.Bounds;
 import dev.meridian.internal.server.FilePublisher;
 import dev.meridian.internal.server.MeridianServer;
@@ -100,6 +101,14 @@ final class ServeCommand implements Callable<Integer> {
       converter = Choice.ReferenceChecks.class, completionCandidates = Choice.ReferenceChecks.class,
       description = "Dangling references on load (EDS cluster without endpoints, RDS name without route configuration, route to an unknown cluster): ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
   ReferenceCheck check;
+
+  @Option(names = "--validation", defaultValue = "envoy", paramLabel = "RULES",
+      converter = Choice.RuleChecks.class, completionCandidates = Choice.RuleChecks.class,
+      description = "Check every resource on load and reload against the rules Envoy checks it "
+          + "against (the validation rules of its API protos): ${COMPLETION-CANDIDATES} (default "
+          + "${DEFAULT-VALUE}: a config that breaks one is rejected whole; off: served anyway, "
+          + "and warned about at start).")
+  RuleCheck ruleCheck;
 
   @Option(names = "--rest-max-wait", defaultValue = "60s", paramLabel = "DURATION",
       converter = DurationConverter.class,
@@ -342,7 +351,7 @@ final class ServeCommand implements Callable<Integer> {
     if (EtcdTarget.isEtcd(config)) {
       EtcdTarget target = etcd.target(spec, config);
       try {
-        store = new dev.meridian.internal.etcd.EtcdConfigSource(target, new ConfigLoader()).connect();
+        store = new dev.meridian.internal.etcd.EtcdConfigSource(target, new ConfigLoader(ruleCheck)).connect();
       } catch (java.io.IOException e) {
         System.err.println("meridian: " + e.getMessage());
         return 2;
@@ -360,6 +369,7 @@ final class ServeCommand implements Callable<Integer> {
             .withShutdownTimeout(shutdownTimeout)
             .withHeartbeatInterval(heartbeatInterval)
             .withReferenceCheck(check)
+            .withRuleCheck(ruleCheck)
             .withRestMaxWait(restMaxWait)
             .withPublish(publishDir, format)
             .withPublishSecrets(publishSecrets)

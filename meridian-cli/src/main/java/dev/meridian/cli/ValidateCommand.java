@@ -5,6 +5,7 @@ import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.GrpcProfile;
 import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.config.RuleCheck;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,7 +17,7 @@ import picocli.CommandLine.Spec;
 
 @Command(name = "validate", mixinStandardHelpOptions = true,
     description = {"Load a config file or directory as `serve` would and run the checks `serve` runs "
-        + "on every load, without serving: a config with no resources, dangling references "
+        + "on every load, without serving: Envoy's own rules (--validation), a config with no resources, dangling references "
         + "(--reference-check), key material inlined outside Secrets (--mtls) and, for a config with API listeners, the grpc profile. What `serve` "
         + "would log as a warning is printed as 'warning: ...'.",
         "With --profile grpc, also report what proxyless grpc-java clients and servers would reject "
@@ -51,6 +52,14 @@ final class ValidateCommand implements Callable<Integer> {
           + "the config rejected (exit 2) instead of a warning.")
   boolean mtls;
 
+  @Option(names = "--validation", defaultValue = "envoy", paramLabel = "RULES",
+      converter = Choice.RuleChecks.class, completionCandidates = Choice.RuleChecks.class,
+      description = "As `serve --validation`: check every resource against the rules Envoy "
+          + "checks it against (${COMPLETION-CANDIDATES}; default ${DEFAULT-VALUE}). A broken "
+          + "rule makes the config invalid (exit 2), each named with file:line:column, resource, "
+          + "field, value and rule.")
+  RuleCheck ruleCheck;
+
   @Spec CommandSpec spec;
 
   @Override
@@ -59,7 +68,7 @@ final class ValidateCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     ConfigLoader.Loaded loaded;
     try {
-      loaded = new ConfigLoader().load(config);
+      loaded = new ConfigLoader(ruleCheck).load(config);
     } catch (ConfigException e) {
       err.println("meridian: invalid config: " + e.getMessage());
       return 2;

@@ -3,7 +3,9 @@ package dev.meridian.server;
 import java.util.List;
 
 /**
- * A publication refused by {@link Validation#REJECT}: the config in force did not change.
+ * A publication refused: a resource breaks one of Envoy's rules ({@link RuleSet#ENVOY}), a
+ * reference dangles under {@link Validation#REJECT}, or key material sits outside a Secret under
+ * mTLS. The config in force did not change; {@link #problems()} names every problem.
  */
 public final class InvalidConfigException extends IllegalArgumentException {
   private static final long serialVersionUID = 1L;

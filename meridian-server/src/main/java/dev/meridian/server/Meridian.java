@@ -58,7 +58,7 @@ public final class Meridian implements AutoCloseable {
       }
     }
     engine.hub().events(callbacks);
-    this.publisher = new Publisher(engine.hub(), placer(b.grouping), b.validation,
+    this.publisher = new Publisher(engine.hub(), placer(b.grouping), b.validation, b.rules,
         b.keysOnlyInSecrets != null ? b.keysOnlyInSecrets : b.tls != null && b.tls.clientCa() != null,
         engine::updateHealth);
     engine.resourcesSerializedBy(publisher::resourcesSerialized);
@@ -170,6 +170,7 @@ public final class Meridian implements AutoCloseable {
     private final java.util.Set<String> authorities = new java.util.LinkedHashSet<>();
     private NodeGrouping grouping = NodeGrouping.everyone(ServedConfig.DEFAULT_GROUP);
     private Validation validation = Validation.OFF;
+    private RuleSet rules = RuleSet.ENVOY;
     private DiscoveryCallbacks callbacks;
     private int callbackQueue = 65_536;
     private Duration heartbeatInterval;
@@ -398,6 +399,16 @@ public final class Meridian implements AutoCloseable {
     /** What a publication is checked for; default {@link Validation#OFF}. */
     public Builder validation(Validation validation) {
       this.validation = Objects.requireNonNull(validation, "validation");
+      return this;
+    }
+
+    /**
+     * The rules every published resource is checked against; default {@link RuleSet#ENVOY}: a
+     * publication that breaks one of Envoy's rules is refused, whatever {@link
+     * #validation(Validation)} says. Only new and changed resources are checked.
+     */
+    public Builder validation(RuleSet rules) {
+      this.rules = Objects.requireNonNull(rules, "rules");
       return this;
     }
 

@@ -4,7 +4,11 @@ import com.google.protobuf.Message;
 import dev.meridian.internal.config.ConfigChecks;
 import dev.meridian.internal.config.InlineKeys;
 import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.pgv.PgvRules;
+import dev.meridian.internal.pgv.Violation;
+import dev.meridian.internal.protocol.EnvoyTypeRegistry;
 import dev.meridian.internal.protocol.LogLine;
+import dev.meridian.internal.protocol.TypeResolver;
 import dev.meridian.xds.ResourceType;
 import dev.meridian.internal.protocol.SecretAccess;
 import dev.meridian.internal.protocol.ServedConfig;
@@ -57,13 +61,23 @@ public final class Publisher {
   private final dev.meridian.internal.config.InlineKeys.Memo inlineKeys =
       new dev.meridian.internal.config.InlineKeys.Memo();
 
+  /** Envoy's rules ({@link RuleSet#ENVOY}), or null: checked on each new or changed resource. */
+  private final PgvRules rules;
+
   Publisher(DiscoveryHub hub, ServedConfig.Placer placer, Validation validation,
       Runnable afterPublish) {
-    this(hub, placer, validation, false, afterPublish);
+    this(hub, placer, validation, RuleSet.ENVOY, false, afterPublish);
   }
 
-  Publisher(DiscoveryHub hub, ServedConfig.Placer placer, Validation validation, boolean mtls,
-      Runnable afterPublish) {
+  Publisher(DiscoveryHub hub, ServedConfig.Placer placer, Validation validation, RuleSet rules,
+      boolean mtls, Runnable afterPublish) {
+    if (rules == RuleSet.ENVOY) {
+      TypeResolver types = new TypeResolver(EnvoyTypeRegistry::get);
+      this.rules = new PgvRules(url -> types.find(url.substring(url.lastIndexOf('/') + 1)),
+          java.time.Clock.systemUTC());
+    } else {
+      this.rules = null;
+    }
     this.mtls = mtls;
     this.hub = hub;
     this.placer = placer;
@@ -79,7 +93,8 @@ public final class Publisher {
    *     names must be unique per type
    * @throws IllegalArgumentException if a resource is not an xDS resource, has no name or
    *     repeats a name; nothing changes
-   * @throws InvalidConfigException under {@link Validation#REJECT}, and with {@link
+   * @throws InvalidConfigException when a new or changed resource breaks one of Envoy's rules
+   *     ({@link RuleSet#ENVOY}, the default), under {@link Validation#REJECT}, and with {@link
    *     Meridian.Builder#tls} mTLS for key material inlined outside a Secret; nothing changes
    */
   public synchronized Publication set(String group, Collection<? extends Message> resources) {
@@ -99,12 +114,14 @@ public final class Publisher {
     Map<String, Map<ResourceType, Map<String, XdsResource>>> next =
         whole ? new HashMap<>() : new HashMap<>(groups);
     Set<String> touched = new TreeSet<>();
+    List<String> broken = new ArrayList<>();
     sets.forEach((group, resources) -> {
       Map<ResourceType, Map<String, XdsResource>> before = groups.getOrDefault(group(group), Map.of());
       Map<ResourceType, Map<String, XdsResource>> after = new EnumMap<>(ResourceType.class);
       for (Message m : resources) {
         Change.Op op = Change.Resources.op(m, null);
-        XdsResource r = resource(before.getOrDefault(op.type(), Map.of()).get(op.name()), op);
+        XdsResource r = resource(before.getOrDefault(op.type(), Map.of()).get(op.name()), op,
+            group, broken);
         if (after.computeIfAbsent(op.type(), t -> new HashMap<>()).put(op.name(), r) != null) {
           throw new IllegalArgumentException("group '" + group + "' has two "
               + op.type().abbreviation() + " resources named '" + op.name() + "'");
@@ -116,13 +133,15 @@ public final class Publisher {
     if (whole) {
       touched.addAll(groups.keySet()); // removed groups change too
     }
+    refuseBroken(broken);
     return commit(next, touched);
   }
 
   /**
    * Applies {@code change} to {@code group} (created if new), as one config change.
    *
-   * @throws InvalidConfigException under {@link Validation#REJECT}, and with {@link
+   * @throws InvalidConfigException when a new or changed resource breaks one of Envoy's rules
+   *     ({@link RuleSet#ENVOY}, the default), under {@link Validation#REJECT}, and with {@link
    *     Meridian.Builder#tls} mTLS for key material inlined outside a Secret; nothing changes
    */
   public synchronized Publication update(String group, Change change) {
@@ -130,6 +149,7 @@ public final class Publisher {
     Map<ResourceType, Map<String, XdsResource>> after = new EnumMap<>(ResourceType.class);
     after.putAll(before);
     Set<ResourceType> copied = java.util.EnumSet.noneOf(ResourceType.class);
+    List<String> broken = new ArrayList<>();
     for (Change.Op op : change.ops()) {
       if (copied.add(op.type())) {
         after.put(op.type(), new HashMap<>(before.getOrDefault(op.type(), Map.of())));
@@ -138,9 +158,10 @@ public final class Publisher {
       if (op.message() == null) {
         byName.remove(op.name());
       } else {
-        byName.put(op.name(), resource(byName.get(op.name()), op));
+        byName.put(op.name(), resource(byName.get(op.name()), op, group, broken));
       }
     }
+    refuseBroken(broken);
     Map<String, Map<ResourceType, Map<String, XdsResource>>> next = new HashMap<>(groups);
     next.put(group, after);
     return commit(next, Set.of(group));
@@ -185,8 +206,11 @@ public final class Publisher {
     return serialized.get();
   }
 
-  /** The resource for {@code op}: the one in force when its content is the same. */
-  private XdsResource resource(XdsResource old, Change.Op op) {
+  /**
+   * The resource for {@code op}: the one in force when its content is the same. A new or changed
+   * one is checked against Envoy's rules; what it breaks is added to {@code broken}.
+   */
+  private XdsResource resource(XdsResource old, Change.Op op, String group, List<String> broken) {
     com.google.protobuf.Duration ttl = op.ttl() == null ? null
         : com.google.protobuf.util.Durations.fromNanos(op.ttl().toNanos());
     // equals() is an identity check first: the very object published before costs nothing
@@ -197,9 +221,25 @@ public final class Publisher {
       // deterministic bytes, so nothing to serialize: it keeps its version.
       return old;
     }
+    if (rules != null && (old == null || !old.message().equals(op.message()))) {
+      for (Violation v : rules.check(op.message())) {
+        broken.add("group '" + group + "': " + op.type().shortName() + " " + op.name() + ": " + v);
+      }
+    }
     XdsResource r = XdsResource.named(op.type(), op.name(), op.message(), ttl, List.of());
     serialized.incrementAndGet();
     return old != null && old.version().equals(r.version()) ? old : r;
+  }
+
+  /**
+   * Refuses a call whose resources break Envoy's rules: every Envoy would reject the responses
+   * that carry them. Nothing changes; the status page shows it as a rejected reload.
+   */
+  private void refuseBroken(List<String> broken) {
+    if (!broken.isEmpty()) {
+      hub.reloadRejected(broken);
+      throw new InvalidConfigException(broken);
+    }
   }
 
   private Publication commit(Map<String, Map<ResourceType, Map<String, XdsResource>>> next,

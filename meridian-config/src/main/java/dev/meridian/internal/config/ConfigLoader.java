@@ -9,6 +9,9 @@ import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.protocol.Snapshot;
 import dev.meridian.internal.protocol.Leds;
 import dev.meridian.internal.protocol.XdsResource;
+import dev.meridian.internal.pgv.PgvRules;
+import dev.meridian.internal.pgv.Step;
+import dev.meridian.internal.pgv.Violation;
 import io.envoyproxy.envoy.config.endpoint.v3.ClusterLoadAssignment;
 import io.envoyproxy.envoy.service.discovery.v3.Resource;
 import java.io.IOException;
@@ -62,13 +65,28 @@ public final class ConfigLoader {
   /** The message types this loader's loads have read (the server keeps one loader). */
   private final MessageTypes types = new MessageTypes();
 
-  public ConfigLoader() {}
+  /**
+   * Envoy's rules ({@link RuleCheck}), checked on each resource as it is built: a reload checks
+   * only the resources whose text changed. Null when the checks are off.
+   */
+  private final PgvRules rules;
+
+  /** A loader that checks Envoy's rules ({@link RuleCheck#ENVOY}). */
+  public ConfigLoader() {
+    this(RuleCheck.ENVOY);
+  }
+
+  public ConfigLoader(RuleCheck ruleCheck) {
+    this.rules = ruleCheck.rules(types::find, java.time.Clock.systemUTC());
+  }
 
   /**
    * A loader that already knows these resources by their stored text ({@link StoreValues}):
-   * {@link #loadStored} reuses them instead of parsing the same text again.
+   * {@link #loadStored} reuses them instead of parsing the same text again. They were checked
+   * when first built, with {@code ruleCheck}.
    */
-  public ConfigLoader(Map<String, XdsResource> byStoredText) {
+  public ConfigLoader(Map<String, XdsResource> byStoredText, RuleCheck ruleCheck) {
+    this(ruleCheck);
     cache = new HashMap<>(byStoredText);
   }
   /** What the last load served: its snapshots of unchanged types are kept (Snapshot.of). */
@@ -986,6 +1004,9 @@ public final class ConfigLoader {
           at + " (" + type.typeUrl() + " '" + name + "')", path)) {
         return null;
       }
+      if (rules != null && !ruleProblems(message, body, type.shortName() + " " + name)) {
+        return null;
+      }
       XdsResource resource = XdsResource.named(type, name, message, ttl, aliases);
       serialized.incrementAndGet();
       nextCache.put(cacheKey, resource);
@@ -1009,6 +1030,18 @@ public final class ConfigLoader {
         }
         problem(at, what + ": " + (path.isEmpty() ? "" : path + ".") + "endpoints["
             + p.locality() + "].leds_cluster_locality_config: " + p.message());
+      }
+      return found.isEmpty();
+    }
+
+    /**
+     * Envoy's rules ({@link RuleCheck}): each broken rule is reported at the value that breaks
+     * it, or where the missing value would go; false if any is broken.
+     */
+    boolean ruleProblems(Message message, ConfigNode body, String what) {
+      List<Violation> found = rules.check(message);
+      for (Violation v : found) {
+        problem(locate(body, v.path()), what + ": " + v);
       }
       return found.isEmpty();
     }
@@ -1062,6 +1095,31 @@ public final class ConfigLoader {
       v = entry(map, camel.toString());
     }
     return v;
+  }
+
+  /**
+   * The node a rule's path leads to in a resource's tree, or the deepest one on the way (a
+   * missing field is reported at the mapping it is missing from). A message packed in an Any is
+   * written beside its {@code @type}, so its fields are looked up in the Any's own mapping.
+   */
+  static ConfigNode locate(ConfigNode body, List<Step> path) {
+    ConfigNode at = body;
+    for (Step s : path) {
+      ConfigNode next = null;
+      if (s instanceof Step.Field f && at.kind() == ConfigNode.Kind.MAP) {
+        next = field(at, f.name());
+      } else if (s instanceof Step.Index i && at.kind() == ConfigNode.Kind.SEQ
+          && i.index() < at.items().size()) {
+        next = at.items().get(i.index());
+      } else if (s instanceof Step.Key k && at.kind() == ConfigNode.Kind.MAP) {
+        next = entry(at, k.key());
+      }
+      if (next == null) {
+        return at;
+      }
+      at = next;
+    }
+    return at;
   }
 
   private static String typeOf(ConfigNode map) {

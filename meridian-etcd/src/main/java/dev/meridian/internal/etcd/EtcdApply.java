@@ -8,6 +8,7 @@ import dev.meridian.internal.config.ConfigChecks;
 import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.config.RuleCheck;
 import dev.meridian.internal.config.StoreLayout;
 import dev.meridian.internal.config.StoreValues;
 import dev.meridian.internal.protocol.ServedConfig;
@@ -81,11 +82,19 @@ public final class EtcdApply {
   private final Client client;
   private final StoreLayout layout;
   private final StoreValues values;
+  private final RuleCheck ruleCheck;
 
+  /** Checks Envoy's rules ({@link RuleCheck#ENVOY}), as serve does by default. */
   public EtcdApply(Client client, EtcdTarget target) {
+    this(client, target, RuleCheck.ENVOY);
+  }
+
+  /** {@code ruleCheck}: how the resulting stored config is checked, as serve would load it. */
+  public EtcdApply(Client client, EtcdTarget target, RuleCheck ruleCheck) {
     this.client = client;
     this.layout = target.layout();
     this.values = new StoreValues(layout);
+    this.ruleCheck = ruleCheck;
   }
 
   /**
@@ -228,7 +237,7 @@ public final class EtcdApply {
     ConfigLoader.Loaded loaded;
     try {
       // The files' resources are known by their text: only stored-only values are parsed.
-      loaded = new ConfigLoader(values.printed()).loadStored(layout, result);
+      loaded = new ConfigLoader(values.printed(), ruleCheck).loadStored(layout, result);
     } catch (ConfigException e) {
       throw new Invalid(e.problems());
     }

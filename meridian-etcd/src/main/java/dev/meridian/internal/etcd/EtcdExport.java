@@ -57,8 +57,10 @@ public final class EtcdExport {
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       throw new EtcdApply.Failed("cannot read " + layout.prefix() + " from etcd: " + why(e));
     }
-    // Loaded as serve would: the groups' order, and a clear error for a store serve would refuse.
-    ServedConfig config = new ConfigLoader().loadStored(layout, entries).config();
+    // Loaded as serve would: the groups' order, and a clear error for a store serve could not
+    // read. Envoy's rules are not checked: exporting is how a store that breaks one gets fixed.
+    ServedConfig config = new ConfigLoader(dev.meridian.internal.config.RuleCheck.OFF)
+        .loadStored(layout, entries).config();
     JsonObject root = new JsonObject();
     JsonArray top = resources(entries, ServedConfig.DEFAULT_GROUP);
     if (!top.isEmpty()) {

@@ -8,6 +8,7 @@ import dev.meridian.internal.config.ConfigChecks;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.config.ReferenceCheck;
+import dev.meridian.internal.config.RuleCheck;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -51,6 +52,8 @@ public final class MeridianServer implements AutoCloseable {
    *     and its own address ({@code --admin-allowed-hosts}); null: none
    * @param publishSecrets whether published files include each group's Secrets (private keys);
    *     false: they are served over xDS only
+   * @param ruleCheck whether every loaded resource is checked against Envoy's rules
+   *     ({@code --validation}); null: {@link RuleCheck#ENVOY}
    */
   public record Options(Path config,
       String bind,
@@ -77,7 +80,8 @@ public final class MeridianServer implements AutoCloseable {
       Bounds bounds,
       java.util.Set<String> authorities,
       java.util.List<String> adminAllowedHosts,
-      boolean publishSecrets) {
+      boolean publishSecrets,
+      RuleCheck ruleCheck) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
     /**
@@ -121,6 +125,9 @@ public final class MeridianServer implements AutoCloseable {
       if (bounds == null) {
         bounds = Bounds.DEFAULT;
       }
+      if (ruleCheck == null) {
+        ruleCheck = RuleCheck.ENVOY;
+      }
       authorities = authorities == null ? java.util.Set.of() : java.util.Set.copyOf(authorities);
       adminAllowedHosts = adminAllowedHosts == null ? java.util.List.of()
           : adminAllowedHosts.stream().map(AdminAccess::checkAllowedHost).distinct().toList();
@@ -129,7 +136,7 @@ public final class MeridianServer implements AutoCloseable {
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
       this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null,
-          null, null, null, null, null, null, null, false, null, null, null, null, null, false);
+          null, null, null, null, null, null, null, false, null, null, null, null, null, false, null);
     }
 
     public Options withAdminBind(String v) {
@@ -161,6 +168,11 @@ public final class MeridianServer implements AutoCloseable {
 
     public Options withReferenceCheck(ReferenceCheck v) {
       return with(o -> o.referenceCheck = v);
+    }
+
+    /** {@code --validation}: {@link RuleCheck#OFF} serves what Envoy would refuse. */
+    public Options withRuleCheck(RuleCheck v) {
+      return with(o -> o.ruleCheck = v);
     }
 
     public Options withRestMaxWait(Duration v) {
@@ -283,6 +295,7 @@ public final class MeridianServer implements AutoCloseable {
       java.util.Set<String> authorities;
       java.util.List<String> adminAllowedHosts;
       boolean publishSecrets;
+      RuleCheck ruleCheck;
 
       Fields(Options o) {
         config = o.config;
@@ -311,6 +324,7 @@ public final class MeridianServer implements AutoCloseable {
         authorities = o.authorities;
         adminAllowedHosts = o.adminAllowedHosts;
         publishSecrets = o.publishSecrets;
+        ruleCheck = o.ruleCheck;
       }
 
       Options build() {
@@ -318,7 +332,7 @@ public final class MeridianServer implements AutoCloseable {
             maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout,
             shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir,
             publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity,
-            controlPlaneId, bounds, authorities, adminAllowedHosts, publishSecrets);
+            controlPlaneId, bounds, authorities, adminAllowedHosts, publishSecrets, ruleCheck);
       }
     }
 
@@ -379,7 +393,7 @@ public final class MeridianServer implements AutoCloseable {
   private final EmbeddedServer engine;
   private final DiscoveryHub hub;
   /** Builds the served configs; counts the resources it serializes (the metrics read it). */
-  private final ConfigLoader loader = new ConfigLoader();
+  private final ConfigLoader loader;
   private ConfigWatcher watcher;
   /** The config store, or null when the config is a file. */
   private final ConfigSource source;
@@ -405,6 +419,7 @@ public final class MeridianServer implements AutoCloseable {
    */
   public MeridianServer(Options options, ConfigSource source) {
     this.options = options;
+    this.loader = new ConfigLoader(options.ruleCheck());
     this.source = source;
     this.engine = new EmbeddedServer(new EmbeddedServer.Settings(
         options.controlPlaneId() != null ? options.controlPlaneId() : defaultControlPlaneId(),
@@ -436,6 +451,12 @@ public final class MeridianServer implements AutoCloseable {
       }
     }
     warnAboutTrust();
+    if (options.ruleCheck() == RuleCheck.OFF) {
+      LOG.warn(LogLine.of("validation_off")
+          .kv("risk", "a resource Envoy would refuse is served, and every Envoy of its group "
+              + "rejects the whole response that carries it")
+          .kv("fix", "--validation envoy (the default)").toString());
+    }
     if (source == null) {
       loadFiles();
     } else {
