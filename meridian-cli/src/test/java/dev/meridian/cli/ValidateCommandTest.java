@@ -188,4 +188,97 @@ class ValidateCommandTest {
       assertThat(printed).containsExactlyInAnyOrderElementsOf(logged);
     }
   }
+
+  /** The trial's config: four values Envoy's own rules refuse, none a schema error. */
+  static final String ENVOY_WOULD_REFUSE = """
+      resources:
+      - "@type": type.googleapis.com/envoy.config.cluster.v3.Cluster
+        name: payments
+        connect_timeout: -1s
+        type: STATIC
+        load_assignment:
+          cluster_name: payments
+          endpoints:
+          - lb_endpoints:
+            - endpoint: {address: {socket_address: {address: 10.0.0.1, port_value: 99999}}}
+      - "@type": type.googleapis.com/envoy.config.route.v3.RouteConfiguration
+        name: routes
+        virtual_hosts:
+        - name: vh
+          routes:
+          - match: {prefix: /}
+      """;
+
+  /** Line (1-based) and column of the first {@code needle} in {@code text}, as "L:C". */
+  static String at(String text, String needle) {
+    int i = text.indexOf(needle);
+    int line = (int) text.substring(0, i).chars().filter(c -> c == '\n').count() + 1;
+    return line + ":" + (i - text.lastIndexOf('\n', i - 1));
+  }
+
+  /**
+   * Envoy checks each resource against the validation rules of its API protos and rejects the
+   * whole response for one broken rule (xDS spec, "ACK/NACK"): validate says so first, naming
+   * file:line:column of each value, the resource, the field, the value and the rule.
+   */
+  @Test
+  void whatEnvoyWouldRefuseIsInvalidWithEveryProblemAtItsValue() throws Exception {
+    Path f = write(ENVOY_WOULD_REFUSE);
+    String file = f.toString();
+    assertThat(run("validate", "--config", file)).isEqualTo(2);
+    assertThat(err.toString()).contains("4 problems")
+        .contains(file + ":" + at(ENVOY_WOULD_REFUSE, "-1s")
+            + ": Cluster payments: connect_timeout: -1s must be greater than 0s (duration.gt)")
+        .contains(file + ":" + at(ENVOY_WOULD_REFUSE, "99999") + ": Cluster payments: "
+            + "load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address"
+            + ".port_value: 99999 ")
+        .contains("(uint32.lte)")
+        // a missing value is reported where it would go: in the mapping that lacks it
+        .contains(file + ":" + at(ENVOY_WOULD_REFUSE, "name: vh") + ": RouteConfiguration routes: "
+            + "virtual_hosts[0].domains: ")
+        .contains("(repeated.min_items)")
+        .contains(file + ":" + at(ENVOY_WOULD_REFUSE, "match: {prefix") + ": RouteConfiguration "
+            + "routes: virtual_hosts[0].routes[0].action: ")
+        .contains("(oneof.required)");
+    assertThat(out.toString()).isEmpty();
+  }
+
+  @Test
+  void validationOffLoadsWhatEnvoyWouldRefuseAsBefore() throws Exception {
+    assertThat(run("validate", "--config", write(ENVOY_WOULD_REFUSE).toString(),
+        "--validation", "off")).isZero();
+    assertThat(out.toString()).contains("valid: 2 resources in 1 group(s)");
+  }
+
+  /** A rule inside a filter's typed_config is checked too: the packed message is Envoy's. */
+  @Test
+  void aRuleBrokenInsideTypedConfigIsFoundThere() throws Exception {
+    String yaml = """
+        resources:
+        - "@type": type.googleapis.com/envoy.config.listener.v3.Listener
+          name: l
+          address: {socket_address: {address: 0.0.0.0, port_value: 10000}}
+          filter_chains:
+          - filters:
+            - name: hcm
+              typed_config:
+                "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                rds: {route_config_name: r, config_source: {ads: {}, resource_api_version: V3}}
+                http_filters:
+                - name: router
+                  typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
+        """;
+    Path f = write(yaml);
+    assertThat(run("validate", "--config", f.toString())).isEqualTo(2);
+    assertThat(err.toString()).contains(f + ":" + at(yaml, "\"@type\": type.googleapis.com/envoy.extensions.filters.network")
+        + ": Listener l: filter_chains[0].filters[0].typed_config.stat_prefix: ")
+        .contains("(string.min_len)");
+  }
+
+  @Test
+  void anUnknownValidationModeIsAUsageErrorListingTheModes() throws Exception {
+    assertThat(run("validate", "--config", write(MAGLEV).toString(), "--validation", "pgv"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("'pgv' is not one of envoy, off");
+  }
 }

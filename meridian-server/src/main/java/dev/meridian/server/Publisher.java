@@ -223,7 +223,8 @@ public final class Publisher {
     }
     if (rules != null && (old == null || !old.message().equals(op.message()))) {
       for (Violation v : rules.check(op.message())) {
-        broken.add("group '" + group + "': " + op.type().shortName() + " " + op.name() + ": " + v);
+        broken.add("group '" + group + "': " + op.type().messageClass().getSimpleName() + " "
+            + op.name() + ": " + v);
       }
     }
     XdsResource r = XdsResource.named(op.type(), op.name(), op.message(), ttl, List.of());

@@ -508,6 +508,34 @@ class EmbeddingTest {
         .isInstanceOf(InvalidConfigException.class);
   }
 
+  /**
+   * Envoy rejects a whole response for one resource that breaks a rule of its API protos: a
+   * publication that carries one is refused whole, naming every problem, and nothing changes;
+   * {@code validation(RuleSet.OFF)} publishes it as before.
+   */
+  @Test
+  void aPublicationThatBreaksOneOfEnvoysRulesIsRefusedWholeAndNothingChanges() throws Exception {
+    Meridian m = started(Meridian.builder());
+    m.publisher().set("default", List.of(cluster("a")));
+    Cluster negative = cluster("b").toBuilder()
+        .setConnectTimeout(com.google.protobuf.Duration.newBuilder().setSeconds(-1)).build();
+    ClusterLoadAssignment badPort = endpoints("b", 99999);
+    assertThatThrownBy(() -> m.publisher().set("default", List.of(cluster("a"), negative, badPort)))
+        .isInstanceOf(InvalidConfigException.class)
+        .satisfies(e -> assertThat(((InvalidConfigException) e).problems()).containsExactly(
+            "group 'default': Cluster b: connect_timeout: -1s must be greater than 0s (duration.gt)",
+            "group 'default': ClusterLoadAssignment b: endpoints[0].lb_endpoints[0].endpoint"
+                + ".address.socket_address.port_value: 99999 must be at most 65535 (uint32.lte)"));
+    assertThatThrownBy(() -> m.publisher().update("default", Change.upsert(negative)))
+        .isInstanceOf(InvalidConfigException.class);
+    assertThat(m.publisher().resources("default")).containsExactly(cluster("a"));
+    assertThat(m.admin().configDumpJson()).doesNotContain("\"b\"");
+
+    Meridian off = track(Meridian.builder().validation(RuleSet.OFF).build());
+    off.publisher().set("default", List.of(negative));
+    assertThat(off.publisher().resources("default")).containsExactly(negative);
+  }
+
   @Test
   void adminDataIsAvailableAsValuesAndAsAMountableHandler() throws Exception {
     Meridian m = started(Meridian.builder().controlPlaneId("registry-7"));

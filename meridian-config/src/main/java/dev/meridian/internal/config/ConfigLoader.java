@@ -1004,7 +1004,8 @@ public final class ConfigLoader {
           at + " (" + type.typeUrl() + " '" + name + "')", path)) {
         return null;
       }
-      if (rules != null && !ruleProblems(message, body, type.shortName() + " " + name)) {
+      String named = type.messageClass().getSimpleName() + " " + name;
+      if (rules != null && !ruleProblems(message, body, named)) {
         return null;
       }
       XdsResource resource = XdsResource.named(type, name, message, ttl, aliases);

@@ -110,6 +110,60 @@ class ServeTest {
     assertThat(second.getNonce()).isNotEqualTo(first.getNonce());
   }
 
+  /**
+   * Envoy rejects a whole response for one resource that breaks a rule of its API protos (xDS
+   * spec, "ACK/NACK"): a reload that carries one is refused before any client sees it, and the
+   * last good config keeps being served; the next good edit is the very next response.
+   */
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void aReloadThatBreaksOneOfEnvoysRulesIsRefusedAndTheLastGoodConfigServed(Variant v)
+      throws Exception {
+    start("resources:\n" + endpoints("a", 1000));
+    RawXdsClient.Sotw c = client(v, ResourceType.ENDPOINT, "n1");
+    c.send(ResourceType.ENDPOINT, "", "", "a");
+    c.ack(c.take(), "a");
+    rewrite("resources:\n" + endpoints("a", 99999)); // a port Envoy refuses (uint32.lte)
+    OpsFixture.await("the rejected reload", () -> hubRejection() != null);
+    assertThat(hubRejection()).contains("port_value: 99999").contains("(uint32.lte)");
+    rewrite("resources:\n" + endpoints("a", 2000));
+    DiscoveryResponse next = c.take();
+    assertThat(next.getResources(0).unpack(ClusterLoadAssignment.class).getEndpoints(0)
+        .getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress().getPortValue())
+        .isEqualTo(2000);
+  }
+
+  /** {@code --validation off}: served as written, as before the rules were checked. */
+  @Test
+  void withValidationOffWhatEnvoyWouldRefuseIsServed() throws Exception {
+    config = dir.resolve("config.yaml");
+    Files.writeString(config, "resources:\n" + endpoints("a", 99999));
+    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200)
+        .withRuleCheck(dev.meridian.internal.config.RuleCheck.OFF)).start();
+    RawXdsClient.Sotw c = client(Variant.ADS, ResourceType.ENDPOINT, "n1");
+    c.send(ResourceType.ENDPOINT, "", "", "a");
+    assertThat(c.take().getResources(0).unpack(ClusterLoadAssignment.class).getEndpoints(0)
+        .getLbEndpoints(0).getEndpoint().getAddress().getSocketAddress().getPortValue())
+        .isEqualTo(99999);
+  }
+
+  @Test
+  void aFirstConfigThatBreaksOneOfEnvoysRulesFailsToStart() throws Exception {
+    Path bad = dir.resolve("bad.yaml");
+    Files.writeString(bad, "resources:\n" + cluster("a", -1));
+    MeridianServer s = new MeridianServer(new MeridianServer.Options(bad, "127.0.0.1", 0, 0, 200));
+    assertThatThrownBy(s::start).isInstanceOf(ConfigException.class)
+        .hasMessageContaining(bad + ":2:").hasMessageContaining("Cluster a: connect_timeout: -1s")
+        .hasMessageContaining("(duration.gt)");
+    s.close();
+  }
+
+  /** The last rejected reload's problems, as /status shows them; null if none. */
+  String hubRejection() {
+    var r = server.hub().reloads().lastFailure();
+    return r == null ? null : String.join("\n", r.errors());
+  }
+
   @ParameterizedTest
   @EnumSource(Variant.class)
   void identicalRewriteAndRejectedFileSendNothing(Variant v) throws Exception {
