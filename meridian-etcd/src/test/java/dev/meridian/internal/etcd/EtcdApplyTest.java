@@ -103,6 +103,29 @@ class EtcdApplyTest {
             .versionMap());
   }
 
+  /**
+   * A stored value that breaks one of Envoy's rules (written with --validation off, or by an
+   * older Meridian) makes the resulting config one serve would refuse: apply writes nothing and
+   * names the key, the field and the rule; with the rules off it applies.
+   */
+  @Test
+  void applyRefusesAResultThatBreaksOneOfEnvoysRulesNamingTheStoredKey() throws Exception {
+    Path bad = write(dir.resolve("old"), "c.yaml", "resources:\n" + EtcdFixture.endpoints("e", 99999));
+    new EtcdApply(client, target, dev.meridian.internal.config.RuleCheck.OFF).apply(
+        new ConfigLoader(dev.meridian.internal.config.RuleCheck.OFF).load(bad).config(), false,
+        false, ReferenceCheck.WARN);
+    long before = revision();
+    Path more = write(dir.resolve("new"), "c.yaml", clusters(1, 80));
+    assertThatThrownBy(() -> apply(more, false, false)).isInstanceOf(EtcdApply.Invalid.class)
+        .hasMessageContaining(target.prefix() + "/resources/default/endpoints/e:1:")
+        .hasMessageContaining("ClusterLoadAssignment e: endpoints[0].lb_endpoints[0].endpoint"
+            + ".address.socket_address.port_value: 99999")
+        .hasMessageContaining("(uint32.lte)");
+    assertThat(revision()).isEqualTo(before);
+    assertThat(new EtcdApply(client, target, dev.meridian.internal.config.RuleCheck.OFF)
+        .apply(load(more), false, false, ReferenceCheck.WARN).written()).isTrue();
+  }
+
   @Test
   void applyOfTheSameFilesAgainChangesNothing() throws Exception {
     Path f = write(dir, "c.yaml", clusters(2, 80));
