@@ -133,13 +133,33 @@ class ServeTest {
         .isEqualTo(2000);
   }
 
-  /** {@code --validation off}: served as written, as before the rules were checked. */
+  /** {@code --validation off}: served as written, as before the rules were checked; warned. */
   @Test
   void withValidationOffWhatEnvoyWouldRefuseIsServed() throws Exception {
     config = dir.resolve("config.yaml");
     Files.writeString(config, "resources:\n" + endpoints("a", 99999));
-    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200)
-        .withRuleCheck(dev.meridian.internal.config.RuleCheck.OFF)).start();
+    List<String> warned = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Handler h = new java.util.logging.Handler() {
+      @Override public void publish(java.util.logging.LogRecord r) {
+        if (r.getLevel() == java.util.logging.Level.WARNING) {
+          warned.add(r.getMessage());
+        }
+      }
+
+      @Override public void flush() {}
+
+      @Override public void close() {}
+    };
+    java.util.logging.Logger logger = java.util.logging.Logger.getLogger("dev.meridian.server");
+    logger.addHandler(h);
+    try {
+      server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 200)
+          .withRuleCheck(dev.meridian.internal.config.RuleCheck.OFF)).start();
+    } finally {
+      logger.removeHandler(h);
+    }
+    assertThat(warned).anySatisfy(w -> assertThat(w).startsWith("validation_off ")
+        .contains("fix=\"--validation envoy (the default)\""));
     RawXdsClient.Sotw c = client(Variant.ADS, ResourceType.ENDPOINT, "n1");
     c.send(ResourceType.ENDPOINT, "", "", "a");
     assertThat(c.take().getResources(0).unpack(ClusterLoadAssignment.class).getEndpoints(0)
