@@ -69,6 +69,10 @@ class PgvHarnessConformanceTest {
     }
     assertThat(harness.cases.stream().map(c -> c.name).collect(Collectors.toSet()))
         .containsAll(NOT_APPLICABLE.keySet());
+    // The engine finds the rules where Envoy's compiled descriptors keep them.
+    Descriptor floatConst = harness.anyType("type.googleapis.com/tests.harness.cases.FloatConst");
+    assertThat(floatConst.findFieldByName("val").getOptions().getExtension(Validate.rules)
+        .getFloat().getConst()).isEqualTo(1.23f);
   }
 
   @TestFactory
