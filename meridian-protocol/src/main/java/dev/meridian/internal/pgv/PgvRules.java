@@ -219,7 +219,7 @@ public final class PgvRules {
           continue;
         }
         for (Descriptor c : s.children()) {
-          if (found.get(c)) {
+          if (found.getOrDefault(c, Boolean.FALSE)) {
             e.setValue(Boolean.TRUE);
             changed = true;
             break;

@@ -77,7 +77,8 @@ final class Plans {
     public void run(MessageOrBuilder m, Walk w) {
       if (message || guard) {
         if (!m.hasField(fd)) {
-          if (required != null) {
+          // a oneof's other members are not "missing": only the one set is checked
+          if (required != null && !guard) {
             w.report(step, null, required);
           }
           return;
