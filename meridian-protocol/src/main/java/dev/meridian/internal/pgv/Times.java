@@ -14,8 +14,8 @@ final class Times {
   static final long MAX_TIMESTAMP_SECONDS = 253_402_300_799L;
 
   /** Lexicographic: right for valid durations (seconds and nanos share a sign) and timestamps. */
-  static final Comparator<Pair> ORDER =
-      Comparator.comparingLong(Pair::seconds).thenComparingInt(Pair::nanos);
+  static final Comparator<Pair> ORDER = (a, b) -> a.seconds() != b.seconds()
+      ? Long.compare(a.seconds(), b.seconds()) : Integer.compare(a.nanos(), b.nanos());
 
   private Times() {}
 
