@@ -166,7 +166,9 @@ public final class PgvRules {
       }
     }
     p = new Plans.MessagePlan(type, fields.toArray(new Plans.FieldPlan[0]));
-    plans.putIfAbsent(type, p);
+    // two threads may compile the same type at once: both plans are equal, one is kept
+    Plans.MessagePlan first = plans.putIfAbsent(type, p);
+    p = first != null ? first : p;
     return p.fields().length == 0 ? null : p;
   }
 
