@@ -85,7 +85,7 @@ public final class PgvRules {
       return;
     }
     ByteString bytes = any instanceof com.google.protobuf.Any a ? a.getValue()
-        : (ByteString) any.getField(any.getDescriptorForType().findFieldByNumber(2));
+        : (ByteString) any.getField(any.getDescriptorForType().getFields().get(1));
     Message content;
     try {
       content = parser(type).parseFrom(bytes);
