@@ -66,7 +66,7 @@ class EnvoyRulesCorpusTest {
   private static final TypeResolver TYPES = new TypeResolver(EnvoyTypeRegistry::get);
   private static PgvRules rules;
 
-  /** Shipped configs that break a rule knowingly ("where: field rule"), each with why. */
+  /** Shipped configs that break a rule knowingly ("where: Type name: field rule"), and why. */
   private static final Map<String, String> KNOWN = Map.of();
 
   record Case(Path file, String ruleHeader, String type, String name, String field, String rule) {}
@@ -285,6 +285,7 @@ class EnvoyRulesCorpusTest {
         loaded += check(f, REPO.relativize(f).toString(), found) ? 1 : 0;
       }
     }
+    // Four today: ConfigLoaderFuzzTest's seeds that are valid configs.
     assertThat(loaded).as("test config files loaded").isGreaterThanOrEqualTo(4);
     assertOnlyKnown(found);
   }
@@ -396,8 +397,7 @@ class EnvoyRulesCorpusTest {
       default -> List.of(fr);
     };
     Set<String> out = new TreeSet<>();
-    // The engine names an element's or a key's own rules by the list or map rule that holds
-    // them: a duplicate item is repeated.unique at the item, a bad key is map.keys at the key.
+    // An item that repeats an earlier one is where repeated.unique points; a bad key is map.keys.
     if (ending == 'i' && fr.getRepeated().getUnique()) {
       out.add("repeated.unique");
     }
