@@ -101,6 +101,13 @@ final class ServeCommand implements Callable<Integer> {
       description = "Dangling references on load (EDS cluster without endpoints, RDS name without route configuration, route to an unknown cluster): ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
   ReferenceCheck check;
 
+  @Option(names = "--allow-emptying",
+      description = "Apply a reload (file or etcd) that would empty what is served: the whole "
+          + "config, a type connected clients subscribe to, a config file left blank. Default: "
+          + "such a reload is held, logged (config_reload result=held) and shown on /status, and "
+          + "the last good config keeps being served.")
+  boolean allowEmptying;
+
   @Option(names = "--rest-max-wait", defaultValue = "60s", paramLabel = "DURATION",
       converter = DurationConverter.class,
       description = "Longest a REST-JSON poll may be held with 'Prefer: wait=N' (default ${DEFAULT-VALUE}).")
@@ -363,6 +370,7 @@ final class ServeCommand implements Callable<Integer> {
             .withRestMaxWait(restMaxWait)
             .withPublish(publishDir, format)
             .withPublishSecrets(publishSecrets)
+            .withAllowEmptying(allowEmptying)
             .withTls(tlsCert == null ? null
                 : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
             .withRestPort(restPort)
