@@ -189,7 +189,7 @@ class EtcdReplicasTest {
     assertThat(bad.code()).isEqualTo(2);
     assertThat(bad.err()).contains("nothing written").contains("nowhere");
 
-    Run dry = run("apply", "--config", url, "--dry-run", "--prune", "-f",
+    Run dry = run("apply", "--config", url, "--dry-run", "--prune", "--allow-empty", "-f",
         file("none.yaml", "resources: []\n").toString());
     assertThat(dry.code()).isZero();
     assertThat(dry.out()).contains("deleted   clusters default/c0")
@@ -207,8 +207,42 @@ class EtcdReplicasTest {
         .contains("0 created, 0 updated, 0 deleted, 2 unchanged");
   }
 
+  @Test
+  void applyPruneRefusesToEmptyThePrefixWithoutAllowEmpty() throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    assertThat(run("apply", "--config", url, "-f", file("a.yaml", config(2, 80)).toString())
+        .code()).isZero();
+    // An empty file (: > empty.yaml), a blank one, one with no resources; a dry run too.
+    for (String empty : List.of("", " \n\n", "resources: []\n")) {
+      for (boolean dryRun : new boolean[] {false, true}) {
+        List<String> args = new ArrayList<>(List.of("apply", "--config", url, "--prune", "-f",
+            file("empty.yaml", empty).toString()));
+        if (dryRun) {
+          args.add("--dry-run");
+        }
+        Run r = run(args.toArray(String[]::new));
+        assertThat(r.code()).as("%s, dry run %s: %s", empty, dryRun, r.err()).isEqualTo(2);
+        assertThat(r.err()).contains("meridian: the apply would empty what is stored, nothing "
+                + "written (--allow-empty writes it):", "  the whole config: all 4 resources",
+            "  CDS: all 2 (c0, c1)", "  EDS: all 2 (c0, c1)");
+        assertThat(r.out()).isEmpty();
+      }
+    }
+    // Every cluster pruned, their endpoints kept: a type emptied is refused too.
+    String endpointsOnly = config(2, 80).replaceAll(
+        "(?m)^  - \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster\n(    .*\n)*", "");
+    Run clusters = run("apply", "--config", url, "--prune", "-f",
+        file("endpoints.yaml", endpointsOnly).toString());
+    assertThat(clusters.code()).as(clusters.err()).isEqualTo(2);
+    assertThat(clusters.err()).contains("  CDS: all 2 (c0, c1)").doesNotContain("whole config");
+
+    Run export = run("export", "--config", url);
+    assertThat(export.out()).as("nothing written").contains("name: c0", "name: c1");
+  }
+
   /**
-   * Every key under the prefix deleted (here by apply --prune) is held by a replica,
+   * Every key under the prefix deleted (here by apply --prune --allow-empty) is held by a replica,
    * which keeps serving its config, and applied by one that runs with --allow-emptying; applying
    * the config again is acknowledged by the first as a recovery.
    */
@@ -238,7 +272,7 @@ class EtcdReplicasTest {
     RawXdsClient.Sotw envoy = keep(RawXdsClient.sotwAds(channel(holding), "envoy-a"));
     envoy.ack(envoy.subscribe(ResourceType.CLUSTER));
 
-    Run emptied = run("apply", "--config", url, "--prune", "-f",
+    Run emptied = run("apply", "--config", url, "--prune", "--allow-empty", "-f",
         file("empty.yaml", "").toString());
     assertThat(emptied.code()).as(emptied.err()).isZero();
     assertThat(emptied.out()).contains("0 created, 0 updated, 4 deleted, 0 unchanged");
