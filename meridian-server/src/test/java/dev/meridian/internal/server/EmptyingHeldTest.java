@@ -194,9 +194,10 @@ class EmptyingHeldTest {
         f.reload(twoGroups(true, false));
         assertThat(lastResult(f)).isEqualTo("ok");
         assertThat(f.server.hub().current().snapshot("canary").get(CLUSTER).size()).isZero();
-        assertThat(logged("WARNING config_emptying")).singleElement().isEqualTo(
-            "WARNING config_emptying removes=\"group canary CDS: all 1 (web-canary)\" "
-                + "stable_ms=1000 because=\"no client subscribes to it\"");
+        // stable_ms is the real wait: a second, or a little more on a loaded machine
+        assertThat(logged("WARNING config_emptying")).singleElement().asString().matches(
+            "WARNING config_emptying removes=\"group canary CDS: all 1 \\(web-canary\\)\" "
+                + "stable_ms=1\\d\\d\\d because=\"no client subscribes to it\"");
         edge.expectNoResponse(); // nothing of its group changed
       }
     }
