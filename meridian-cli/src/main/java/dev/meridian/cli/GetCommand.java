@@ -33,7 +33,13 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "get", mixinStandardHelpOptions = true,
     description = "Fetch resources once from an xDS server and print them with their versions: "
-        + "a table (NAME, VERSION, SUMMARY) unless -o says otherwise.")
+        + "a table (NAME, VERSION, SUMMARY) unless -o says otherwise.",
+    exitCodeListHeading = "Exit status:%n",
+    exitCodeList = {
+        "0:the resources were printed (none: `No TYPE.` on stderr)",
+        "1:a named resource does not exist",
+        "2:usage error",
+        "3:the server cannot be reached, does not answer in time, or its response exceeds --max-response-bytes"})
 final class GetCommand implements Callable<Integer> {
   static final int NOT_FOUND = 1;
   static final int UNREACHABLE = 3;
@@ -103,6 +109,11 @@ final class GetCommand implements Callable<Integer> {
             type.shortName(), Durations.format(timeout));
         return UNREACHABLE;
       }
+    }
+    if (c.error != null && ClientOptions.tooLarge(c.error) != null) {
+      err.println("meridian get: cannot get " + type.shortName() + ": "
+          + ClientOptions.tooLarge(c.error));
+      return UNREACHABLE;
     }
     if (c.error != null) {
       // The error names the server, e.g. "connection refused to 127.0.0.1:1".
@@ -232,7 +243,10 @@ final class GetCommand implements Callable<Integer> {
 
     @Override
     public void onError(XdsError e) {
-      if (e.kind() == XdsError.Kind.UNAVAILABLE && found.isEmpty() && missing.isEmpty()) {
+      if (e.kind() == XdsError.Kind.RESPONSE_TOO_LARGE) {
+        error = e; // retrying cannot help: the same response would come again
+        done.countDown();
+      } else if (e.kind() == XdsError.Kind.UNAVAILABLE && found.isEmpty() && missing.isEmpty()) {
         error = e;
         done.countDown();
       }
