@@ -36,7 +36,7 @@ import picocli.CommandLine.Spec;
         + "a table (NAME, VERSION, SUMMARY) unless -o says otherwise.",
     exitCodeListHeading = "Exit status:%n",
     exitCodeList = {
-        "0:the resources were printed (none: `No TYPE.` on stderr)",
+        "0:the resources were printed (none: 'No TYPE.' on stderr)",
         "1:a named resource does not exist",
         "2:usage error",
         "3:the server cannot be reached, does not answer in time, or its response exceeds --max-response-bytes"})
@@ -105,8 +105,16 @@ final class GetCommand implements Callable<Integer> {
         client.watch(type, names, c); // one request: absence is known from the answer
       }
       if (!c.done.await(timeout.toMillis() + 2000, TimeUnit.MILLISECONDS)) {
-        err.printf("meridian get: no answer from %s for %s within %s%n", opts.server,
-            type.shortName(), Durations.format(timeout));
+        if (names.isEmpty()) {
+          // Meridian answers every wildcard, empty or not; some servers send nothing for a type
+          // they have none of, and silence cannot be told from a server that is stuck.
+          err.printf("meridian get: %s sent nothing for %s within %s, which may mean it has "
+              + "none (some servers do not answer for a type they have none of)%n", opts.server,
+              type.shortName(), Durations.format(timeout));
+        } else {
+          err.printf("meridian get: no answer from %s for %s within %s%n", opts.server,
+              type.shortName(), Durations.format(timeout));
+        }
         return UNREACHABLE;
       }
     }
@@ -171,7 +179,7 @@ final class GetCommand implements Callable<Integer> {
       case TABLE, WIDE, NAME -> {
         if (c.found.isEmpty()) {
           if (c.missing.isEmpty()) {
-            err.println("No " + type.shortName() + " found.");
+            err.println("No " + type.shortName() + ".");
           }
           return;
         }
