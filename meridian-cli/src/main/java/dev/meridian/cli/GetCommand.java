@@ -4,6 +4,7 @@ import dev.meridian.client.ResourceUpdate;
 import dev.meridian.client.ResourceWatcher;
 import dev.meridian.client.XdsClient;
 import dev.meridian.client.XdsError;
+import dev.meridian.internal.protocol.XdstpName;
 import dev.meridian.xds.ResourceType;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -171,6 +172,12 @@ final class GetCommand implements Callable<Integer> {
         names.add(n);
       }
     }
+    // gRFC A47: an xdstp name is sent, answered and printed in its canonical form (context
+    // parameters sorted), so the answer is matched to what was asked whatever its spelling.
+    names.replaceAll(XdstpName::canonicalize);
+    List<String> distinct = new ArrayList<>(new LinkedHashSet<>(names));
+    names.clear();
+    names.addAll(distinct);
     return type;
   }
 
