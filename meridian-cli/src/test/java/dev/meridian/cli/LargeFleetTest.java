@@ -173,6 +173,32 @@ class LargeFleetTest {
   }
 
   @Test
+  void statusPastMaxResponseBytesSaysWhichFlagToRaise() throws Exception {
+    Node node = Node.newBuilder().setId("fleet-watcher").build();
+    try (XdsClient client = XdsClient.create(Bootstrap.forServer(addr(), node, null),
+        XdsClient.Options.defaults())) {
+      Events events = new Events();
+      client.watchAll(ResourceType.ENDPOINT, events); // CSDS then lists its 800 resources
+      assertThat(events.processed.poll(20, TimeUnit.SECONDS)).isNotNull();
+      assertThat(run("status", "--server", addr(), "--max-response-bytes", "1KiB"))
+          .isEqualTo(3);
+      assertThat(err()).startsWith("meridian status: a response of ")
+          .endsWith(" exceeds the client's limit of 1024 bytes (max response bytes): "
+              + "raise --max-response-bytes\n")
+          .hasLineCount(1);
+      assertThat(run("status", "--server", addr())).as(err()).isZero();
+    }
+  }
+
+  @Test
+  void aMaxResponseBytesThatIsNoSizeIsAUsageError() {
+    assertThat(run("get", "endpoints", "--server", addr(), "--max-response-bytes", "4XB"))
+        .isEqualTo(2);
+    assertThat(err()).contains("'4XB' is not a size in bytes from 1 to 2GiB: use e.g. "
+        + "268435456, 64MiB or 1GiB");
+  }
+
+  @Test
   void theClientLibraryReadsTheFleetByDefaultAndNamesItsLimitWhenSmaller() throws Exception {
     Node node = Node.newBuilder().setId("library").build();
     try (XdsClient client = XdsClient.create(Bootstrap.forServer(addr(), node, null),
