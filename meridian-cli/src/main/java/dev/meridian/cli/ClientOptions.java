@@ -51,8 +51,17 @@ final class ClientOptions {
           + "(default ${DEFAULT-VALUE}).")
   Logging.Level logLevel;
 
+  @Option(names = "--max-response-bytes", defaultValue = MAX_RESPONSE_DEFAULT, paramLabel = "BYTES",
+      converter = ByteSize.class, description = MAX_RESPONSE_HELP)
+  int maxResponseBytes;
+
   @Mixin
   TlsOptions tls;
+
+  /** The client library's default, spelled as a user would. */
+  static final String MAX_RESPONSE_DEFAULT = "256MiB";
+  static final String MAX_RESPONSE_HELP = "Largest xDS response read, in bytes or with KiB, MiB "
+      + "or GiB (default ${DEFAULT-VALUE}); a larger one is an error naming its size.";
 
   /** An unknown type is a usage error, like any other bad value. */
   static final class TypeConverter implements CommandLine.ITypeConverter<ResourceType> {
@@ -64,12 +73,22 @@ final class ClientOptions {
     }
   }
 
+  /**
+   * One line for an error the command cannot go on after, or null: a response over the limit
+   * names the flag that raises it.
+   */
+  static String tooLarge(dev.meridian.client.XdsError e) {
+    return e.kind() == dev.meridian.client.XdsError.Kind.RESPONSE_TOO_LARGE
+        ? e.message() + ": raise --max-response-bytes" : null;
+  }
+
   XdsClient connect(Duration doesNotExistTimeout) {
     Node node = Node.newBuilder().setId(nodeId).setCluster(nodeCluster).build();
     XdsClient.Options o = XdsClient.Options.defaults()
         .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW)
         .withMode(perType ? XdsClient.Mode.PER_TYPE : XdsClient.Mode.ADS)
-        .withDoesNotExistTimeout(doesNotExistTimeout);
+        .withDoesNotExistTimeout(doesNotExistTimeout)
+        .withMaxResponseBytes(maxResponseBytes);
     return XdsClient.create(Bootstrap.forServer(server.toString(), node, tls.checkedConfig()), o);
   }
 }

@@ -4,6 +4,7 @@ import dev.meridian.client.ResourceUpdate;
 import dev.meridian.client.ResourceWatcher;
 import dev.meridian.client.XdsClient;
 import dev.meridian.client.XdsError;
+import dev.meridian.internal.protocol.XdstpName;
 import dev.meridian.xds.ResourceType;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -33,7 +34,13 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "get", mixinStandardHelpOptions = true,
     description = "Fetch resources once from an xDS server and print them with their versions: "
-        + "a table (NAME, VERSION, SUMMARY) unless -o says otherwise.")
+        + "a table (NAME, VERSION, SUMMARY) unless -o says otherwise.",
+    exitCodeListHeading = "Exit status:%n",
+    exitCodeList = {
+        "0:the resources were printed (none: 'No TYPE.' on stderr)",
+        "1:a named resource does not exist",
+        "2:usage error",
+        "3:the server cannot be reached, does not answer in time, or its response exceeds --max-response-bytes"})
 final class GetCommand implements Callable<Integer> {
   static final int NOT_FOUND = 1;
   static final int UNREACHABLE = 3;
@@ -99,10 +106,23 @@ final class GetCommand implements Callable<Integer> {
         client.watch(type, names, c); // one request: absence is known from the answer
       }
       if (!c.done.await(timeout.toMillis() + 2000, TimeUnit.MILLISECONDS)) {
-        err.printf("meridian get: no answer from %s for %s within %s%n", opts.server,
-            type.shortName(), Durations.format(timeout));
+        if (names.isEmpty()) {
+          // Meridian answers every wildcard, empty or not; some servers send nothing for a type
+          // they have none of, and silence cannot be told from a server that is stuck.
+          err.printf("meridian get: %s sent nothing for %s within %s, which may mean it has "
+              + "none (some servers do not answer for a type they have none of)%n", opts.server,
+              type.shortName(), Durations.format(timeout));
+        } else {
+          err.printf("meridian get: no answer from %s for %s within %s%n", opts.server,
+              type.shortName(), Durations.format(timeout));
+        }
         return UNREACHABLE;
       }
+    }
+    if (c.error != null && ClientOptions.tooLarge(c.error) != null) {
+      err.println("meridian get: cannot get " + type.shortName() + ": "
+          + ClientOptions.tooLarge(c.error));
+      return UNREACHABLE;
     }
     if (c.error != null) {
       // The error names the server, e.g. "connection refused to 127.0.0.1:1".
@@ -152,6 +172,12 @@ final class GetCommand implements Callable<Integer> {
         names.add(n);
       }
     }
+    // gRFC A47: an xdstp name is sent, answered and printed in its canonical form (context
+    // parameters sorted), so the answer is matched to what was asked whatever its spelling.
+    names.replaceAll(XdstpName::canonicalize);
+    List<String> distinct = new ArrayList<>(new LinkedHashSet<>(names));
+    names.clear();
+    names.addAll(distinct);
     return type;
   }
 
@@ -160,7 +186,7 @@ final class GetCommand implements Callable<Integer> {
       case TABLE, WIDE, NAME -> {
         if (c.found.isEmpty()) {
           if (c.missing.isEmpty()) {
-            err.println("No " + type.shortName() + " found.");
+            err.println("No " + type.shortName() + ".");
           }
           return;
         }
@@ -232,7 +258,10 @@ final class GetCommand implements Callable<Integer> {
 
     @Override
     public void onError(XdsError e) {
-      if (e.kind() == XdsError.Kind.UNAVAILABLE && found.isEmpty() && missing.isEmpty()) {
+      if (e.kind() == XdsError.Kind.RESPONSE_TOO_LARGE) {
+        error = e; // retrying cannot help: the same response would come again
+        done.countDown();
+      } else if (e.kind() == XdsError.Kind.UNAVAILABLE && found.isEmpty() && missing.isEmpty()) {
         error = e;
         done.countDown();
       }

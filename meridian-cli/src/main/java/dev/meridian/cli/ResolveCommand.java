@@ -4,6 +4,7 @@ import dev.meridian.client.Bootstrap;
 import dev.meridian.client.RoutingTable;
 import dev.meridian.client.TlsConfig;
 import dev.meridian.client.XdsClient;
+import dev.meridian.client.XdsError;
 import dev.meridian.client.XdsResolver;
 import io.envoyproxy.envoy.config.core.v3.Node;
 import io.envoyproxy.envoy.config.core.v3.SocketAddress;
@@ -26,7 +27,13 @@ import picocli.CommandLine.Option;
 /** {@code meridian resolve}: route one call the way a proxyless gRPC client would. */
 @Command(name = "resolve", mixinStandardHelpOptions = true,
     description = "Resolve a call through LDS, RDS, CDS and EDS and print the virtual host, route, "
-        + "clusters (with weights) and endpoints chosen.")
+        + "clusters (with weights) and endpoints chosen.",
+    exitCodeListHeading = "Exit status:%n",
+    exitCodeList = {
+        "0:the call was routed",
+        "1:the call cannot be routed (the problem is printed)",
+        "2:usage error",
+        "3:a response exceeds --max-response-bytes"})
 final class ResolveCommand implements Callable<Integer> {
   @Option(names = "--server", defaultValue = ClientOptions.SERVER_DEFAULT, paramLabel = "HOST:PORT",
       converter = HostPort.Converter.class, description = ClientOptions.SERVER_HELP)
@@ -74,6 +81,11 @@ final class ResolveCommand implements Callable<Integer> {
           + "(default ${DEFAULT-VALUE}).")
   Logging.Level logLevel;
 
+  @Option(names = "--max-response-bytes", defaultValue = ClientOptions.MAX_RESPONSE_DEFAULT,
+      paramLabel = "BYTES", converter = ByteSize.class,
+      description = ClientOptions.MAX_RESPONSE_HELP)
+  int maxResponseBytes;
+
   @Mixin
   TlsOptions tls;
 
@@ -107,7 +119,8 @@ final class ResolveCommand implements Callable<Integer> {
     double pick = ThreadLocalRandom.current().nextDouble();
     Node node = Node.newBuilder().setId(nodeId).setCluster(nodeCluster).build();
     XdsClient.Options o = XdsClient.Options.defaults().withDoesNotExistTimeout(timeout)
-        .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW);
+        .withProtocol(delta ? XdsClient.Protocol.DELTA : XdsClient.Protocol.SOTW)
+        .withMaxResponseBytes(maxResponseBytes);
     RoutingTable.Resolution res;
     try (XdsClient client = XdsClient.create(Bootstrap.forServer(server.toString(), node, tlsConfig),
         o);
@@ -118,6 +131,11 @@ final class ResolveCommand implements Callable<Integer> {
         boolean settled = res.ok() || (res.problem() != null && !res.problem().contains("not yet received"));
         if (settled || System.nanoTime() > deadline) {
           break;
+        }
+        XdsError failed = resolver.lastXdsError();
+        if (failed != null && ClientOptions.tooLarge(failed) != null) {
+          err.println("meridian resolve: " + ClientOptions.tooLarge(failed));
+          return GetCommand.UNREACHABLE; // waiting cannot help: the same response would come
         }
         LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
       }

@@ -30,9 +30,18 @@ import picocli.CommandLine.Spec;
  * server-side CSDS, not only Meridian.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-    description = "Show what each connected client was sent, ACKed or NACKed (via CSDS).")
+    description = "Show what each connected client was sent, ACKed or NACKed (via CSDS).",
+    exitCodeListHeading = "Exit status:%n",
+    exitCodeList = {
+        "0:the status was printed",
+        "2:usage error",
+        "3:the server cannot be reached, fails the query, or its response exceeds --max-response-bytes"})
 final class StatusCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
+
+  /** grpc-java's words for a response over the channel's maxInboundMessageSize. */
+  private static final java.util.regex.Pattern TOO_LARGE =
+      java.util.regex.Pattern.compile("gRPC message exceeds maximum size (\\d+): (\\d+)");
 
   @Option(names = "--server", defaultValue = ClientOptions.SERVER_DEFAULT, paramLabel = "HOST:PORT",
       converter = HostPort.Converter.class, description = ClientOptions.SERVER_HELP)
@@ -45,6 +54,11 @@ final class StatusCommand implements Callable<Integer> {
       converter = DurationConverter.class, description = "Deadline of the query (default ${DEFAULT-VALUE}).")
   Duration timeout;
 
+  @Option(names = "--max-response-bytes", defaultValue = ClientOptions.MAX_RESPONSE_DEFAULT,
+      paramLabel = "BYTES", converter = ByteSize.class,
+      description = ClientOptions.MAX_RESPONSE_HELP)
+  int maxResponseBytes;
+
   @Mixin
   TlsOptions tls;
 
@@ -54,7 +68,8 @@ final class StatusCommand implements Callable<Integer> {
     PrintWriter err = spec.commandLine().getErr();
     ReloadingTlsCredentials creds = tls.open();
     ManagedChannel channel = Grpc.newChannelBuilderForAddress(server.host(), server.port(),
-        creds == null ? InsecureChannelCredentials.create() : creds.channelCredentials()).build();
+        creds == null ? InsecureChannelCredentials.create() : creds.channelCredentials())
+        .maxInboundMessageSize(maxResponseBytes).build();
     try {
       ClientStatusRequest.Builder req = ClientStatusRequest.newBuilder();
       if (nodeId != null) {
@@ -72,6 +87,15 @@ final class StatusCommand implements Callable<Integer> {
       out.flush();
       return 0;
     } catch (StatusRuntimeException e) {
+      java.util.regex.Matcher big = TOO_LARGE.matcher(
+          String.valueOf(e.getStatus().getDescription()));
+      if (e.getStatus().getCode() == io.grpc.Status.Code.RESOURCE_EXHAUSTED && big.find()
+          && Long.parseLong(big.group(1)) == maxResponseBytes) {
+        err.println("meridian status: a response of " + big.group(2) + " bytes from " + server
+            + " exceeds the client's limit of " + maxResponseBytes
+            + " bytes (max response bytes): raise --max-response-bytes");
+        return 3;
+      }
       String failed = ConnectFailure.describe(e.getStatus(), server.toString());
       err.println("meridian status: " + tls.explain(failed != null ? failed : server + ": "
           + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""

@@ -24,7 +24,12 @@ import picocli.CommandLine.Option;
  * processed: version, changed resources), {@code does-not-exist} or {@code error}.
  */
 @Command(name = "watch", mixinStandardHelpOptions = true,
-    description = "Watch resources on an xDS server and print every update until Ctrl-C.")
+    description = "Watch resources on an xDS server and print every update until Ctrl-C.",
+    exitCodeListHeading = "Exit status:%n",
+    exitCodeList = {
+        "0:ended by Ctrl-C",
+        "2:usage error",
+        "3:a response exceeds --max-response-bytes (the same response would come again)"})
 final class WatchCommand implements Callable<Integer> {
   @Mixin
   ClientOptions opts;
@@ -44,6 +49,9 @@ final class WatchCommand implements Callable<Integer> {
   private final PrintStream err;
   /** Counted down to stop (Ctrl-C, or tests). */
   final CountDownLatch stop = new CountDownLatch(1);
+  /** The exit status: 0 unless an error ended the watch. */
+  private final java.util.concurrent.atomic.AtomicInteger exit =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   WatchCommand() {
     this(System.out, System.err);
@@ -92,7 +100,7 @@ final class WatchCommand implements Callable<Integer> {
         // already shutting down (Ctrl-C): the hook is running and now returns
       }
     }
-    return 0;
+    return exit.get();
   }
 
   private final class Printer implements ResourceWatcher {
@@ -134,6 +142,15 @@ final class WatchCommand implements Callable<Integer> {
 
     @Override
     public void onError(XdsError error) {
+      String fatal = ClientOptions.tooLarge(error);
+      if (fatal != null) {
+        // The same response would come at every reconnect: end with one line, not a loop.
+        if (exit.compareAndSet(0, GetCommand.UNREACHABLE)) {
+          err.println("meridian watch: " + fatal);
+        }
+        stop.countDown();
+        return;
+      }
       Map<String, Object> m = event("error");
       m.put("kind", error.kind().name());
       if (error.resourceName() != null) {

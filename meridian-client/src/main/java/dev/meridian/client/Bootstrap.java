@@ -28,7 +28,7 @@ import java.util.Map;
  * fault.
  */
 public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authority> authorities,
-    String clientDefaultListenerTemplate) {
+    String clientDefaultListenerTemplate, boolean everyAuthorityToServers) {
 
   public static final String ENV_FILE = "GRPC_XDS_BOOTSTRAP";
   public static final String ENV_CONFIG = "GRPC_XDS_BOOTSTRAP_CONFIG";
@@ -66,9 +66,21 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
   /** One entry of {@code authorities} (gRFC A47). */
   public record Authority(String clientListenerResourceNameTemplate, List<ServerInfo> servers) {}
 
+  /**
+   * @param everyAuthorityToServers an {@code xdstp://} name whose authority is not in {@code
+   *     authorities} goes to the top-level servers instead of being refused: one server asked for
+   *     everything ({@link #forServer}), as a bootstrap cannot name every authority a server may
+   *     serve
+   */
   public Bootstrap {
     servers = List.copyOf(servers);
     authorities = Map.copyOf(authorities);
+  }
+
+  /** gRFC A47: an {@code xdstp://} name whose authority is not in {@code authorities} is refused. */
+  public Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authority> authorities,
+      String clientDefaultListenerTemplate) {
+    this(servers, node, authorities, clientDefaultListenerTemplate, false);
   }
 
   /**
@@ -90,7 +102,8 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     }
     Authority a = authorities.get(XdstpName.parse(resourceName).authority());
     if (a == null) {
-      return java.util.Optional.empty();
+      return everyAuthorityToServers ? java.util.Optional.of(primary())
+          : java.util.Optional.empty();
     }
     return java.util.Optional.of(a.servers().isEmpty() ? primary() : a.servers().get(0));
   }
@@ -107,7 +120,8 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     }
     Authority a = authorities.get(XdstpName.parse(resourceName).authority());
     if (a == null) {
-      return java.util.Optional.empty();
+      return everyAuthorityToServers ? java.util.Optional.of(servers)
+          : java.util.Optional.empty();
     }
     return java.util.Optional.of(a.servers().isEmpty() ? servers : a.servers());
   }
@@ -117,11 +131,15 @@ public record Bootstrap(List<ServerInfo> servers, Node node, Map<String, Authori
     return forServer(serverUri, node, null);
   }
 
-  /** A bootstrap for one server, over TLS with {@code tls} (gRFC A65), insecure when it is null. */
+  /**
+   * A bootstrap for one server, over TLS with {@code tls} (gRFC A65), insecure when it is null.
+   * It serves every name: {@code xdstp://} names of any authority go to it too (there is no
+   * other server to send them to, and a server such as Meridian serves several authorities).
+   */
   public static Bootstrap forServer(String serverUri, Node node, TlsConfig tls) {
     ServerInfo server = new ServerInfo(serverUri,
         tls == null ? ChannelCreds.INSECURE : ChannelCreds.TLS, tls, List.of());
-    return new Bootstrap(List.of(server), withUserAgent(node.toBuilder()), Map.of(), null);
+    return new Bootstrap(List.of(server), withUserAgent(node.toBuilder()), Map.of(), null, true);
   }
 
   public static Bootstrap fromFile(Path path) throws BootstrapException {

@@ -34,6 +34,8 @@ public final class GrpcXdsTransport implements XdsTransport {
   private final ReloadingTlsCredentials tls;
   /** A timer of our own for those re-reads, when the caller gave none. */
   private final SystemScheduler ownScheduler;
+  /** The largest response read; 0: the channel's own setting (a channel the caller built). */
+  private final int maxResponseBytes;
 
   /** To {@code server}; TLS files are re-read on a timer thread of this transport's own. */
   public GrpcXdsTransport(Bootstrap.ServerInfo server) {
@@ -45,6 +47,16 @@ public final class GrpcXdsTransport implements XdsTransport {
    * every {@code refresh_interval} on {@code scheduler} (null: a timer of this transport's own).
    */
   public GrpcXdsTransport(Bootstrap.ServerInfo server, Scheduler scheduler) {
+    this(server, scheduler, XdsClient.DEFAULT_MAX_RESPONSE_BYTES);
+  }
+
+  /**
+   * As {@link #GrpcXdsTransport(Bootstrap.ServerInfo, Scheduler)}, reading responses of up to
+   * {@code maxResponseBytes}; a larger one ends its stream RESOURCE_EXHAUSTED, which the client
+   * reports as {@link XdsError.Kind#RESPONSE_TOO_LARGE}.
+   */
+  public GrpcXdsTransport(Bootstrap.ServerInfo server, Scheduler scheduler, int maxResponseBytes) {
+    this.maxResponseBytes = maxResponseBytes;
     ChannelCredentials creds;
     if (server.channelCreds() == Bootstrap.ChannelCreds.TLS) {
       ownScheduler = scheduler == null ? new SystemScheduler() : null;
@@ -61,6 +73,7 @@ public final class GrpcXdsTransport implements XdsTransport {
     this.channel = Grpc.newChannelBuilder(server.serverUri(), creds)
         .userAgent(Bootstrap.USER_AGENT)
         .keepAliveTime(5, TimeUnit.MINUTES)
+        .maxInboundMessageSize(maxResponseBytes)
         .build();
   }
 
@@ -69,6 +82,7 @@ public final class GrpcXdsTransport implements XdsTransport {
     this.channel = channel;
     this.tls = null;
     this.ownScheduler = null;
+    this.maxResponseBytes = 0;
   }
 
   /** The TLS material this transport's channel uses; null when it is not TLS from a bootstrap. */
@@ -105,7 +119,8 @@ public final class GrpcXdsTransport implements XdsTransport {
       @Override
       public void onClose(Status status, Metadata trailers) {
         l.onClosed(status.isOk()
-            ? Status.UNAVAILABLE.withDescription("the server closed the stream") : status);
+            ? Status.UNAVAILABLE.withDescription("the server closed the stream")
+            : ResponseTooLarge.mark(status, maxResponseBytes));
       }
     }, new Metadata());
     return new Call<>() {

@@ -21,7 +21,22 @@ final class SystemScheduler implements Scheduler, AutoCloseable {
 
   @Override
   public Cancellable schedule(Runnable task, Duration delay) {
-    ScheduledFuture<?> f = timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> f;
+    try {
+      f = timer.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // Closed: the client is closing, and a stream that ends meanwhile (the server's last
+      // words arrive on a gRPC thread) schedules a reconnect nobody wants.
+      return new Cancellable() {
+        @Override
+        public void cancel() {}
+
+        @Override
+        public boolean isPending() {
+          return false;
+        }
+      };
+    }
     return new Cancellable() {
       @Override
       public void cancel() {

@@ -62,14 +62,24 @@ public final class XdsClient implements AutoCloseable {
   }
 
   /**
+   * The largest response the client accepts by default: 256 MiB. gRPC's own default, 4 MiB, is
+   * too small for a fleet (50,000 endpoints in one response are some 5 MiB), and Envoy accepts
+   * far more from its xDS server.
+   */
+  public static final int DEFAULT_MAX_RESPONSE_BYTES = 256 << 20;
+
+  /**
    * @param doesNotExistTimeout spec "Knowing When a Requested Resource Does Not Exist": 15 s in gRPC
    * @param callbackExecutor where watchers run (serialized); null: a daemon thread of our own
    * @param scheduler the clock and timers; null: the system clock
    * @param random jitter source for the reconnect backoff
    * @param fallback when to move to the next of several {@code xds_servers}; null: the default
+   * @param maxResponseBytes the largest response message accepted (gRPC transports); a larger one
+   *     fails its stream with an {@link XdsError.Kind#RESPONSE_TOO_LARGE} error
    */
   public record Options(Protocol protocol, Mode mode, Duration doesNotExistTimeout,
-      Executor callbackExecutor, Scheduler scheduler, DoubleSupplier random, Fallback fallback) {
+      Executor callbackExecutor, Scheduler scheduler, DoubleSupplier random, Fallback fallback,
+      int maxResponseBytes) {
     public Options {
       Objects.requireNonNull(protocol);
       Objects.requireNonNull(mode);
@@ -80,6 +90,15 @@ public final class XdsClient implements AutoCloseable {
       if (fallback == null) {
         fallback = Fallback.WHEN_UNREACHABLE;
       }
+      if (maxResponseBytes <= 0) {
+        throw new IllegalArgumentException("maxResponseBytes must be positive: " + maxResponseBytes);
+      }
+    }
+
+    public Options(Protocol protocol, Mode mode, Duration doesNotExistTimeout,
+        Executor callbackExecutor, Scheduler scheduler, DoubleSupplier random, Fallback fallback) {
+      this(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, random, fallback,
+          DEFAULT_MAX_RESPONSE_BYTES);
     }
 
     public Options(Protocol protocol, Mode mode, Duration doesNotExistTimeout,
@@ -93,35 +112,47 @@ public final class XdsClient implements AutoCloseable {
 
     public Options withProtocol(Protocol p) {
       return new Options(p, mode, doesNotExistTimeout, callbackExecutor, scheduler, random,
-          fallback);
+          fallback, maxResponseBytes);
     }
 
     public Options withMode(Mode m) {
       return new Options(protocol, m, doesNotExistTimeout, callbackExecutor, scheduler, random,
-          fallback);
+          fallback, maxResponseBytes);
     }
 
     public Options withDoesNotExistTimeout(Duration d) {
-      return new Options(protocol, mode, d, callbackExecutor, scheduler, random, fallback);
+      return new Options(protocol, mode, d, callbackExecutor, scheduler, random, fallback,
+          maxResponseBytes);
     }
 
     public Options withCallbackExecutor(Executor e) {
-      return new Options(protocol, mode, doesNotExistTimeout, e, scheduler, random, fallback);
+      return new Options(protocol, mode, doesNotExistTimeout, e, scheduler, random, fallback,
+          maxResponseBytes);
     }
 
     public Options withScheduler(Scheduler s) {
       return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, s, random,
-          fallback);
+          fallback, maxResponseBytes);
     }
 
     public Options withRandom(DoubleSupplier r) {
       return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, r,
-          fallback);
+          fallback, maxResponseBytes);
     }
 
     public Options withFallback(Fallback f) {
       return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, random,
-          f);
+          f, maxResponseBytes);
+    }
+
+    /**
+     * The largest response message the client reads (default {@link
+     * #DEFAULT_MAX_RESPONSE_BYTES}); a larger one ends its stream, and watchers hear {@link
+     * XdsError.Kind#RESPONSE_TOO_LARGE} naming both sizes.
+     */
+    public Options withMaxResponseBytes(int bytes) {
+      return new Options(protocol, mode, doesNotExistTimeout, callbackExecutor, scheduler, random,
+          fallback, bytes);
     }
   }
 
@@ -153,7 +184,8 @@ public final class XdsClient implements AutoCloseable {
   public static XdsClient create(Bootstrap bootstrap, Options options) {
     // TLS files are re-read on the client's own scheduler (gRFC A65 refresh_interval).
     return new XdsClient(bootstrap, options,
-        (server, scheduler) -> new GrpcXdsTransport(server, scheduler));
+        (server, scheduler) -> new GrpcXdsTransport(server, scheduler,
+            options.maxResponseBytes()));
   }
 
   /** With one transport for every server (tests script one). */
@@ -956,7 +988,9 @@ public final class XdsClient implements AutoCloseable {
         }
       }
     }
-    String failed = ConnectFailure.describe(status, server.serverUri());
+    ResponseTooLarge tooLarge = ResponseTooLarge.of(status);
+    String failed = tooLarge != null ? tooLarge.describe(server.serverUri())
+        : ConnectFailure.describe(status, server.serverUri());
     String why = failed != null ? failed
         : "xDS stream to " + server.serverUri() + " closed: " + status.getCode()
             + (status.getDescription() == null ? "" : " " + status.getDescription());
@@ -973,7 +1007,8 @@ public final class XdsClient implements AutoCloseable {
     }
     for (ResourceType t : subscribedTypes(group, scope)) {
       TypeState ts = state(t);
-      XdsError err = new XdsError(XdsError.Kind.UNAVAILABLE, t, null, why);
+      XdsError err = new XdsError(tooLarge != null ? XdsError.Kind.RESPONSE_TOO_LARGE
+          : XdsError.Kind.UNAVAILABLE, t, null, why);
       for (WatchImpl w : distinctWatchers(ts, group)) {
         deliver(w, x -> x.onError(err));
       }

@@ -20,7 +20,13 @@ public record XdsError(Kind kind, ResourceType type, String resourceName, String
      * {@link ResourceWatcher#onDoesNotExist}): e.g. PERMISSION_DENIED for a Secret the stream may
      * not have. The message starts with the status code's name ({@code PERMISSION_DENIED: ...}).
      */
-    RESOURCE_ERROR
+    RESOURCE_ERROR,
+    /**
+     * A response was larger than the client reads ({@link XdsClient.Options#maxResponseBytes}):
+     * its stream ended, and the client reconnects with backoff, as after any failure, in case the
+     * config shrinks. The message names the response's size and the limit.
+     */
+    RESPONSE_TOO_LARGE
   }
 
   @Override

@@ -48,6 +48,7 @@ public final class XdsResolver implements AutoCloseable {
   private final Map<String, ClusterLoadAssignment> endpoints = new HashMap<>();
   private final Set<String> absent = new HashSet<>();
   private volatile String lastError;
+  private volatile XdsError lastXdsError;
   private volatile boolean closed;
   private Watch ldsWatch;
 
@@ -90,6 +91,11 @@ public final class XdsResolver implements AutoCloseable {
     return lastError;
   }
 
+  /** The last error a watcher was told (its kind says whether retrying can help), or null. */
+  public XdsError lastXdsError() {
+    return lastXdsError;
+  }
+
   /** Callbacks of a closed resolver do nothing (one may be in flight while it closes). */
   private abstract class Base implements ResourceWatcher {
     @Override
@@ -113,6 +119,7 @@ public final class XdsResolver implements AutoCloseable {
     @Override
     public void onError(XdsError error) {
       lastError = error.toString();
+      lastXdsError = error;
     }
   }
 

@@ -29,6 +29,8 @@ final class DeltaTypeState extends TypeState {
   /** Keys the client must hear about even if nothing changed (wildcard-unsubscribe rule). */
   private final Set<String> mustAnswer = new HashSet<>();
   private String systemVersion = "";
+  /** A new wildcard that holds nothing is answered even when the type is empty. */
+  private boolean owesWildcardAnswer;
 
   DeltaTypeState(ResourceType type, ClientFeatures features, Clock clock, Sharing sharing) {
     super(type, features, clock, sharing);
@@ -37,6 +39,11 @@ final class DeltaTypeState extends TypeState {
   @Override
   boolean ttlEnabled() {
     return features.resourceTtl();
+  }
+
+  @Override
+  boolean owesResponse() {
+    return owesWildcardAnswer;
   }
 
   @Override
@@ -145,6 +152,12 @@ final class DeltaTypeState extends TypeState {
     if (change.wildcardAdded()) {
       dirtyAll = true;
     }
+    if ((change.wildcardAdded() || first) && subscription.isWildcard() && initial.isEmpty()) {
+      // Spec "How the client specifies what resources to return": the empty set answers a
+      // wildcard too, so that a client can tell "none" from "no answer". A client resuming with
+      // initial_resource_versions is sent only what differs (nothing, when nothing does).
+      owesWildcardAnswer = true;
+    }
     held = edit.commit();
     if (change.wildcardRemoved() || collectionDropped) {
       // The client drops what only the wildcard (or a glob collection, TP1 "Glob") gave it;
@@ -180,9 +193,10 @@ final class DeltaTypeState extends TypeState {
     }
     clearDirty();
     List<io.envoyproxy.envoy.service.discovery.v3.ResourceError> errors = takeErrors();
-    if (diff.isEmpty() && errors.isEmpty()) {
+    if (diff.isEmpty() && errors.isEmpty() && !owesWildcardAnswer) {
       return;
     }
+    owesWildcardAnswer = false;
     systemVersion = snapshot.version();
     String nonce = record(diff.changed(), versionsOf(diff.changed(), snapshot), diff.gone(),
         snapshot, nonces);

@@ -22,7 +22,10 @@ final class SotwTypeState extends TypeState {
   /** name → version of what this client was last sent (or proved to hold on reconnect). */
   private VersionMap sent = VersionMap.EMPTY;
   private String sentVersionInfo = "";
-  /** A full-state type owes the client a response even if nothing changed (first request, new names). */
+  /**
+   * The client is owed a response even if nothing changed: a full-state type's first request or
+   * new names, any type's new wildcard (the set may be empty).
+   */
   private boolean owesResponse;
 
   SotwTypeState(ResourceType type, ClientFeatures features, java.time.Clock clock,
@@ -133,6 +136,12 @@ final class SotwTypeState extends TypeState {
     if (type.fullStateInSotw() && (!change.added().isEmpty() || change.wildcardAdded())) {
       owesResponse = true; // the answer tells the client which of them exist
     }
+    if ((first || change.wildcardAdded()) && subscription.isWildcard()) {
+      // Spec "How the client specifies what resources to return": a wildcard asks for the set the
+      // server decides, and the empty set is an answer too; an answer of any type, so that a
+      // client (a `meridian get secrets`) can tell "none" from "no answer".
+      owesResponse = true;
+    }
     if (first) {
       String clientVersion = req.getVersionInfo();
       if (!clientVersion.isEmpty() && clientVersion.equals(versionInfo(snapshot))) {
@@ -190,7 +199,7 @@ final class SotwTypeState extends TypeState {
       }
       resources = whole ? snapshot.list() : resourcesOf(sent, snapshot);
     } else {
-      if (diff.changed().isEmpty() && errors.isEmpty()) {
+      if (diff.changed().isEmpty() && errors.isEmpty() && !owesResponse) {
         return; // (a response of errors alone changes nothing the client holds)
       }
       resources = diff.changed();

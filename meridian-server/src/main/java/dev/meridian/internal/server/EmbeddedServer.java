@@ -97,6 +97,8 @@ public final class EmbeddedServer implements AutoCloseable {
   /** The connections of the server {@link #start} opened, and their event loops. */
   private ConnectionGate connections;
   private PartialMessages partialMessages;
+  /** Held so that its filter on grpc-java's logger stays while the server runs. */
+  private ClientResets clientResets;
   private EventLoopGroup boss;
   private EventLoopGroup workers;
   private AdminHttpServer admin;
@@ -254,6 +256,7 @@ public final class EmbeddedServer implements AutoCloseable {
     Bounds bounds = settings.bounds();
     connections = new ConnectionGate(bounds.connectionLimit(), bounds.connectionsPerPeerLimit(),
         tls != null && tls.requiresClientCertificates(), hub.metrics());
+    clientResets = new ClientResets();
     partialMessages = new PartialMessages(bounds.partialBytesLimit(),
         bounds.partialBytesPerConnectionLimit(), bounds.messageReceiveTimeout(),
         Clock.systemUTC(), hub.metrics());
