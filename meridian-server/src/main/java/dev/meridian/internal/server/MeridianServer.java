@@ -388,6 +388,17 @@ public final class MeridianServer implements AutoCloseable {
     }
   }
 
+  /**
+   * A port the server cannot listen on; the message names its address, the flag that set it and
+   * what to do, e.g. {@code cannot listen on 0.0.0.0:18000 (--xds-port 18000): the address is
+   * already in use: ...}.
+   */
+  public static final class CannotListen extends IOException {
+    CannotListen(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
   private final Options options;
   /** The hub, its pools, the xDS services and gRPC server: the engine the embedding API runs on. */
   private final EmbeddedServer engine;
@@ -439,6 +450,12 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   public MeridianServer start() throws ConfigException, IOException {
+    try {
+      Listening.check(ports());
+    } catch (CannotListen e) {
+      abandon();
+      throw e;
+    }
     if (options.tls() != null) {
       Options.Tls t = options.tls();
       try {
@@ -465,7 +482,10 @@ public final class MeridianServer implements AutoCloseable {
       hub.metrics().storeStatusBy(source::status);
       source.start(storeSink());
     }
+    Listening.Port[] ports = ports().toArray(Listening.Port[]::new);
+    Listening.Port binding = ports[0];
     try {
+      binding = ports[1];
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
           () -> !closing.get(), this::isReady, hub, source, logLevels, options.bounds(),
           options.adminAllowedHosts());
@@ -477,6 +497,7 @@ public final class MeridianServer implements AutoCloseable {
             engine.streamPool(), engine.ticker(), options.restMaxWait(),
             options.allowPlaintextSecrets(), options.bounds(), restExecutor,
             engine.requestMemory());
+        binding = ports[2];
         try {
           rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
               restDiscovery, tls, restExecutor);
@@ -489,15 +510,46 @@ public final class MeridianServer implements AutoCloseable {
       if (closing.get()) {
         throw new IOException("closed while starting");
       }
+      binding = ports[0];
       engine.start(new InetSocketAddress(options.bind(), options.xdsPort()), tls,
           options.csdsIdentity());
     } catch (IOException e) {
-      close();
-      throw e;
+      // Taken since the check above (by another process, say): nothing was served, so the
+      // start ends without a shutdown line.
+      abandon();
+      throw Listening.translate(binding, e);
     }
     serving = true;
     updateHealth();
     return this;
+  }
+
+  /** The ports to listen on, the xDS port first, with the flags that set them. */
+  private List<Listening.Port> ports() {
+    List<Listening.Port> ports = new ArrayList<>(List.of(
+        new Listening.Port("--xds-port", options.xdsPort(), "--bind", options.bind()),
+        new Listening.Port("--http-port", options.httpPort(), "--admin-bind",
+            options.adminBind())));
+    if (options.restPort() != null) {
+      ports.add(new Listening.Port("--rest-port", options.restPort(), "--bind", options.bind()));
+    }
+    return ports;
+  }
+
+  /** Ends a start that failed before it served anything: as close, without a shutdown line. */
+  private void abandon() {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    serving = false;
+    if (watcher != null) {
+      watcher.close();
+    }
+    if (source != null) {
+      source.close();
+    }
+    engine.abandon();
+    closed.countDown();
   }
 
   /** The config file: loaded once before the ports open (an invalid one stops the start). */
