@@ -45,11 +45,18 @@ final class StatusCommand implements Callable<Integer> {
       converter = DurationConverter.class, description = "Deadline of the query (default ${DEFAULT-VALUE}).")
   Duration timeout;
 
+  @Option(names = "--log-level", defaultValue = "warn", paramLabel = "LEVEL",
+      converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
+      description = "Level of log lines on stderr: ${COMPLETION-CANDIDATES}; debug also shows "
+          + "the gRPC library's own warnings (default ${DEFAULT-VALUE}).")
+  Logging.Level logLevel;
+
   @Mixin
   TlsOptions tls;
 
   @Override
   public Integer call() {
+    Logging.configureClient(logLevel);
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     ReloadingTlsCredentials creds = tls.open();
