@@ -5,6 +5,7 @@ import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ConfigSource;
 import dev.meridian.internal.config.ConfigWatcher;
 import dev.meridian.internal.config.ConfigChecks;
+import dev.meridian.internal.config.ConfigDirectory;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.config.ReferenceCheck;
@@ -560,6 +561,7 @@ public final class MeridianServer implements AutoCloseable {
       int changed = serve(loaded);
       long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
       hub.reloaded(changed);
+      warnNotRead();
       LOG.info(LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
           .kv("files", loaded.files().size()).kv("changed", changed)
@@ -587,9 +589,39 @@ public final class MeridianServer implements AutoCloseable {
       publisher.publish(first.config());
     }
     hub.reloaded(hub.update(first.config()));
+    warnNotRead();
     LOG.info(LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
-        .kv("path", options.config()).toString());
+        .kv("path", options.config()).kv("files", first.files().size())
+        .kv("read", ConfigDirectory.names(options.config(), first.files(), READ_NAMES))
+        .toString());
+  }
+
+  /** How many file names the config_load line lists; the rest are counted. */
+  private static final int READ_NAMES = 50;
+
+  /** The config_not_read warnings of the last load: a reload logs only those that are new. */
+  private java.util.Set<String> notReadWarned = java.util.Set.of();
+
+  /**
+   * Warns about what the config directory holds that looks meant as config and is not read (a
+   * subdirectory, {@code x.yaml.bak}); each once, and again only after it was gone.
+   */
+  private synchronized void warnNotRead() {
+    java.util.Set<String> now = new java.util.LinkedHashSet<>();
+    try {
+      for (ConfigDirectory.NotRead n : ConfigDirectory.scan(options.config()).warnings()) {
+        now.add(n.logLine());
+      }
+    } catch (ConfigException e) {
+      return; // gone since the load: the next load says so
+    }
+    for (String line : now) {
+      if (!notReadWarned.contains(line)) {
+        LOG.warn("{}", line);
+      }
+    }
+    notReadWarned = now;
   }
 
   /** The {@code --publish-dir} publisher: what it could not write shows in /status and metrics. */
