@@ -51,6 +51,8 @@ public final class XdsResources {
 
   public static Listener listener(String service) {
     HttpConnectionManager hcm = HttpConnectionManager.newBuilder()
+        // gRPC ignores it, but Envoy's rules (checked on every publication) require one
+        .setStatPrefix(service)
         .setRds(Rds.newBuilder().setRouteConfigName(routesName(service)).setConfigSource(ADS))
         // gRFC A39: the router is the last (here, only) HTTP filter
         .addHttpFilters(HttpFilter.newBuilder().setName("envoy.filters.http.router")

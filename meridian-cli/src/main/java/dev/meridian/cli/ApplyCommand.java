@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
         + "stored config that would result; on any problem nothing is written.",
         "Prints one line per resource, then the counts.",
         "Exit status: 0 applied (or nothing to change), 1 etcd failed or concurrent writers kept "
-            + "winning (nothing written), 2 invalid files, resulting config or TLS files "
-            + "(nothing written)."})
+            + "winning (nothing written), 2 invalid files, resulting config or TLS files, or an "
+            + "emptying without --allow-empty (nothing written)."})
 final class ApplyCommand implements Callable<Integer> {
   @Option(names = "--config", required = true, paramLabel = "URL",
       description = "etcd://HOST:PORT[,HOST:PORT...]/PREFIX (etcds:// for TLS).")
@@ -41,6 +41,12 @@ final class ApplyCommand implements Callable<Integer> {
 
   @Option(names = "--dry-run", description = "Print what would change; write nothing.")
   boolean dryRun;
+
+  @Option(names = "--allow-empty", description = "Write even a result that leaves the stored "
+      + "config, or a type within a group, with no resources (with --prune). Default: such an "
+      + "apply is refused, exit 2, nothing written. Replicas hold such a config unless they run "
+      + "serve --allow-emptying.")
+  boolean allowEmpty;
 
   @Option(names = "--reference-check", defaultValue = "reject", paramLabel = "MODE",
       converter = Choice.ReferenceChecks.class, completionCandidates = Choice.ReferenceChecks.class,
@@ -76,8 +82,8 @@ final class ApplyCommand implements Callable<Integer> {
         err.println("meridian: invalid config, nothing written: " + e.getMessage());
         return 2;
       }
-      EtcdApply.Result r = new EtcdApply(client, target, ruleCheck).apply(loaded.config(), prune, dryRun,
-          referenceCheck);
+      EtcdApply.Result r = new EtcdApply(client, target, ruleCheck).apply(loaded.config(), prune,
+          dryRun, referenceCheck, allowEmpty);
       for (EtcdApply.Change c : r.changes()) {
         out.printf("%-9s %s%n", c.kind().name().toLowerCase(java.util.Locale.ROOT), c.what());
       }
@@ -91,6 +97,11 @@ final class ApplyCommand implements Callable<Integer> {
     } catch (EtcdApply.Invalid e) {
       err.println("meridian: the config would be invalid, nothing written:");
       e.problems().forEach(p -> err.println("  " + p));
+      return 2;
+    } catch (EtcdApply.WouldEmpty e) {
+      err.println("meridian: the apply would empty what is stored, nothing written "
+          + "(--allow-empty writes it):");
+      e.removes().forEach(p -> err.println("  " + p));
       return 2;
     } catch (EtcdApply.Failed e) {
       err.println("meridian: " + e.getMessage());

@@ -110,6 +110,13 @@ final class ServeCommand implements Callable<Integer> {
           + "and warned about at start).")
   RuleCheck ruleCheck;
 
+  @Option(names = "--allow-emptying",
+      description = "Apply a reload (file or etcd) that would empty what is served: the whole "
+          + "config, a type connected clients subscribe to, a config file left blank. Default: "
+          + "such a reload is held, logged (config_reload result=held) and shown on /status, and "
+          + "the last good config keeps being served.")
+  boolean allowEmptying;
+
   @Option(names = "--rest-max-wait", defaultValue = "60s", paramLabel = "DURATION",
       converter = DurationConverter.class,
       description = "Longest a REST-JSON poll may be held with 'Prefer: wait=N' (default ${DEFAULT-VALUE}).")
@@ -373,6 +380,7 @@ final class ServeCommand implements Callable<Integer> {
             .withRestMaxWait(restMaxWait)
             .withPublish(publishDir, format)
             .withPublishSecrets(publishSecrets)
+            .withAllowEmptying(allowEmptying)
             .withTls(tlsCert == null ? null
                 : new MeridianServer.Options.Tls(tlsCert, tlsKey, tlsClientCa))
             .withRestPort(restPort)

@@ -86,14 +86,19 @@ class EtcdReplicasTest {
   }
 
   MeridianServer replica(String url) throws Exception {
-    return replica(url, null);
+    return replica(url, (String) null);
   }
 
   MeridianServer replica(String url, String id) throws Exception {
+    return replica(url, o -> o.withControlPlaneId(id));
+  }
+
+  MeridianServer replica(String url,
+      java.util.function.UnaryOperator<MeridianServer.Options> tweak) throws Exception {
     EtcdConfigSource store = new EtcdConfigSource(EtcdTarget.parse(url, null), new ConfigLoader())
         .connect();
-    MeridianServer s = new MeridianServer(new MeridianServer.Options(null, "127.0.0.1", 0, 0,
-        1000).withControlPlaneId(id), store);
+    MeridianServer s = new MeridianServer(tweak.apply(new MeridianServer.Options(null,
+        "127.0.0.1", 0, 0, 1000)), store);
     open.add(s::close);
     return s.start();
   }
@@ -184,7 +189,7 @@ class EtcdReplicasTest {
     assertThat(bad.code()).isEqualTo(2);
     assertThat(bad.err()).contains("nothing written").contains("nowhere");
 
-    Run dry = run("apply", "--config", url, "--dry-run", "--prune", "-f",
+    Run dry = run("apply", "--config", url, "--dry-run", "--prune", "--allow-empty", "-f",
         file("none.yaml", "resources: []\n").toString());
     assertThat(dry.code()).isZero();
     assertThat(dry.out()).contains("deleted   clusters default/c0")
@@ -200,6 +205,107 @@ class EtcdReplicasTest {
     assertThat(run("apply", "--config", url, "--prune", "-f",
         file("exported.json", json.out()).toString()).out())
         .contains("0 created, 0 updated, 0 deleted, 2 unchanged");
+  }
+
+  @Test
+  void applyPruneRefusesToEmptyThePrefixWithoutAllowEmpty() throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    assertThat(run("apply", "--config", url, "-f", file("a.yaml", config(2, 80)).toString())
+        .code()).isZero();
+    // An empty file (: > empty.yaml), a blank one, one with no resources; a dry run too.
+    for (String empty : List.of("", " \n\n", "resources: []\n")) {
+      for (boolean dryRun : new boolean[] {false, true}) {
+        List<String> args = new ArrayList<>(List.of("apply", "--config", url, "--prune", "-f",
+            file("empty.yaml", empty).toString()));
+        if (dryRun) {
+          args.add("--dry-run");
+        }
+        Run r = run(args.toArray(String[]::new));
+        assertThat(r.code()).as("%s, dry run %s: %s", empty, dryRun, r.err()).isEqualTo(2);
+        assertThat(r.err()).contains("meridian: the apply would empty what is stored, nothing "
+                + "written (--allow-empty writes it):", "  the whole config: all 4 resources",
+            "  CDS: all 2 (c0, c1)", "  EDS: all 2 (c0, c1)");
+        assertThat(r.out()).isEmpty();
+      }
+    }
+    // Every cluster pruned, their endpoints kept: a type emptied is refused too.
+    String endpointsOnly = config(2, 80).replaceAll(
+        "(?m)^  - \"@type\": type.googleapis.com/envoy.config.cluster.v3.Cluster\n(    .*\n)*", "");
+    Run clusters = run("apply", "--config", url, "--prune", "-f",
+        file("endpoints.yaml", endpointsOnly).toString());
+    assertThat(clusters.code()).as(clusters.err()).isEqualTo(2);
+    assertThat(clusters.err()).contains("  CDS: all 2 (c0, c1)").doesNotContain("whole config");
+
+    Run export = run("export", "--config", url);
+    assertThat(export.out()).as("nothing written").contains("name: c0", "name: c1");
+  }
+
+  /**
+   * Every key under the prefix deleted (here by apply --prune --allow-empty) is held by a replica,
+   * which keeps serving its config, and applied by one that runs with --allow-emptying; applying
+   * the config again is acknowledged by the first as a recovery.
+   */
+  @Test
+  void anEmptiedPrefixIsHeldUnlessTheReplicaAllowsEmptyingAndRestoringItIsARecovery()
+      throws Exception {
+    EtcdProcess etcd = keep(EtcdProcess.start());
+    String url = etcd.url("/meridian");
+    Path good = file("a.yaml", config(2, 80));
+    assertThat(run("apply", "--config", url, "-f", good.toString()).code()).isZero();
+    List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Logger server = java.util.logging.Logger.getLogger("dev.meridian.server");
+    java.util.logging.Handler capture = new java.util.logging.Handler() {
+      @Override public void publish(java.util.logging.LogRecord r) {
+        logged.add(new java.util.logging.SimpleFormatter().formatMessage(r));
+      }
+
+      @Override public void flush() {}
+
+      @Override public void close() {}
+    };
+    server.addHandler(capture);
+    open.add(() -> server.removeHandler(capture));
+    MeridianServer holding = replica(url, o -> o);
+    MeridianServer allowing = replica(url, o -> o.withAllowEmptying(true));
+    await("replicas ready", () -> holding.isReady() && allowing.isReady());
+    RawXdsClient.Sotw envoy = keep(RawXdsClient.sotwAds(channel(holding), "envoy-a"));
+    envoy.ack(envoy.subscribe(ResourceType.CLUSTER));
+
+    Run emptied = run("apply", "--config", url, "--prune", "--allow-empty", "-f",
+        file("empty.yaml", "").toString());
+    assertThat(emptied.code()).as(emptied.err()).isZero();
+    assertThat(emptied.out()).contains("0 created, 0 updated, 4 deleted, 0 unchanged");
+
+    await("held", () -> holding.hub().reloads().state()
+        == dev.meridian.internal.server.ReloadStatus.Result.HELD);
+    assertThat(holding.hub().current().resourceCount()).isEqualTo(4);
+    envoy.expectNoResponse();
+    com.google.gson.JsonObject status = com.google.gson.JsonParser.parseString(
+        get(holding, "/status").body()).getAsJsonObject();
+    assertThat(status.get("config_state").getAsString()).isEqualTo("held");
+    assertThat(status.getAsJsonObject("last_held_reload").getAsJsonArray("removes").toString())
+        .contains("the whole config: all 4 resources");
+    assertThat(status.getAsJsonObject("config_source").get("detail").getAsString())
+        .contains("is held: it would empty what is served");
+    assertThat(get(holding, "/metrics").body())
+        .contains("meridian_config_reloads_total{result=\"held\"} 1.0");
+    assertThat(logged).filteredOn(l -> l.startsWith("config_reload result=held")).singleElement()
+        .asString().startsWith("config_reload result=held reason=emptying source=" + url
+            + " revision=").contains("removes=\"the whole config: all 4 resources;");
+    await("applied where allowed", () -> allowing.hub().current().resourceCount() == 0);
+    assertThat(allowing.hub().reloads().last().result().label()).isEqualTo("ok");
+
+    assertThat(run("apply", "--config", url, "-f", good.toString()).code()).isZero();
+    await("recovered", () -> holding.hub().reloads().last().result().label()
+        .equals("recovered"));
+    status = com.google.gson.JsonParser.parseString(get(holding, "/status").body())
+        .getAsJsonObject();
+    assertThat(status.get("config_state").getAsString()).isEqualTo("ok");
+    assertThat(status.getAsJsonObject("config_source").get("detail").isJsonNull()).isTrue();
+    assertThat(logged).filteredOn(l -> l.startsWith("config_reload result=recovered"))
+        .singleElement().asString().startsWith("config_reload result=recovered was=held source=");
+    await("served again where allowed", () -> allowing.hub().current().resourceCount() == 4);
   }
 
   @Test

@@ -151,6 +151,7 @@ class ValidateCommandTest {
             api_listener:
               api_listener:
                 "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                stat_prefix: greeter
                 rds: { route_config_name: routes, config_source: { ads: {}, resource_api_version: V3 } }
                 http_filters:
                   - name: router

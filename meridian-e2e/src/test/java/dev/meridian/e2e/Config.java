@@ -57,7 +57,8 @@ final class Config {
 
   static String clientListener(String name, String routeConfigName) {
     return "{\"@type\": \"" + LISTENER + "\", \"name\": \"" + name + "\", \"api_listener\": "
-        + "{\"api_listener\": {\"@type\": \"" + HCM + "\", \"rds\": {\"route_config_name\": \""
+        + "{\"api_listener\": {\"@type\": \"" + HCM + "\", \"stat_prefix\": \"" + name
+        + "\", \"rds\": {\"route_config_name\": \""
         + routeConfigName + "\", \"config_source\": " + ADS + "}, \"http_filters\": " + ROUTER_FILTERS
         + "}}}";
   }

@@ -187,7 +187,7 @@ class JavaControlPlaneMigrationTest {
   }
 
   static Listener listener() {
-    HttpConnectionManager hcm = HttpConnectionManager.newBuilder()
+    HttpConnectionManager hcm = HttpConnectionManager.newBuilder().setStatPrefix("greeter")
         .setRds(Rds.newBuilder().setRouteConfigName("greeter-routes").setConfigSource(ADS))
         .addHttpFilters(HttpFilter.newBuilder().setName("envoy.filters.http.router")
             .setTypedConfig(Any.pack(Router.getDefaultInstance())))

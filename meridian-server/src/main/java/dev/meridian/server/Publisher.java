@@ -291,7 +291,7 @@ public final class Publisher {
       }
     }
     int changed = hub.update(config);
-    hub.reloaded(changed); // a publication is this server's reload
+    hub.reloaded(changed, warnings); // a publication is this server's reload
     groups = next;
     snapshots = nextSnapshots;
     afterPublish.run();

@@ -31,8 +31,17 @@ public interface ConfigSource extends AutoCloseable {
      */
     void apply(ConfigLoader.Loaded loaded, long revision) throws ConfigException;
 
-    /** The source holds a config that cannot be loaded; the last good one stays. */
+    /**
+     * The source holds a config that cannot be loaded, or that {@link #apply} refused or held
+     * ({@link ConfigHeld}); the last good one stays.
+     */
     void failed(ConfigException problems);
+
+    /**
+     * After a failure, the source holds the config in force again (at {@code revision}): nothing
+     * to apply, but the failure is over.
+     */
+    default void recovered(long revision) {}
   }
 
   /**

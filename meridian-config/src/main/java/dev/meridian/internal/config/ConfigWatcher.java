@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -32,10 +31,13 @@ import java.util.function.LongSupplier;
  * quiet period is {@link #QUIET_IN_PLACE_NANOS} when a config file was written under its name, and
  * {@link #QUIET_RENAMED_NANOS} when every changed file is a new one put there whole (an atomic
  * rename, a symlink swap): a reload by rename stays as fast as before. A reload that would leave a
- * type, the whole config or a file with nothing ({@link Emptying}) is applied only once the files
- * have been stable for {@link #EMPTYING_NANOS}, with a warning naming what it removes. Identical
- * content is never reloaded. A failed load, or a config the caller's {@link Applier} rejects, is
- * reported once and the last good config stays in force (the caller simply keeps serving it).
+ * type, the whole config or a file with nothing ({@link Emptying}) is judged only once the files
+ * have been stable for {@link #EMPTYING_NANOS}, so a truncate-then-write is never even considered;
+ * then it is held ({@link ConfigHeld}) unless the {@link Emptying.Guard} allows it, and applied
+ * with a warning naming what it removes if it does. Identical content is never reloaded. A failed
+ * load, a held emptying, or a config the caller's {@link Applier} rejects, is reported once per
+ * content and the last good config stays in force (the caller simply keeps serving it); files
+ * that return to the served content after that are reported as recovered.
  *
  * <p>A read that failed (a file not readable, a directory not listable) is tried again on every
  * poll until one succeeds, stamps or not: a {@code chmod} that makes a file readable changes
@@ -51,7 +53,7 @@ public final class ConfigWatcher implements AutoCloseable {
   static final long QUIET_IN_PLACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
   /** The same for files that were renamed into place: only a burst of renames to let settle. */
   static final long QUIET_RENAMED_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
-  /** How long the files must be stable before a reload that empties something is applied. */
+  /** How long the files must be stable before a reload that empties something is judged. */
   static final long EMPTYING_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** {@link #check}: no check is due; wait for a file event or the poll interval. */
   static final long IDLE = Long.MAX_VALUE;
@@ -60,7 +62,9 @@ public final class ConfigWatcher implements AutoCloseable {
   private final boolean directory;
   private final ConfigLoader loader;
   private final Applier onLoad;
-  private final Consumer<ConfigException> onError;
+  private final Reports reports;
+  /** Who judges emptyings; set before {@link #start}. */
+  private Emptying.Guard guard = Emptying.Guard.HOLD;
   private final long pollMillis;
   private final LongSupplier ticker;
   private final Reader reader;
@@ -72,7 +76,10 @@ public final class ConfigWatcher implements AutoCloseable {
   private ConfigLoader.Loaded applied;
   private Set<Path> appliedFilled = Set.of();
   private byte[] appliedDigest = new byte[0];
-  /** The digest of the failed content last reported: reported once, not on every stamp change. */
+  /**
+   * The digest of the failed or held content last reported: reported once, not on every stamp
+   * change; empty when what the files hold is served.
+   */
   private byte[] reportedDigest = new byte[0];
   /** The files as last read: the next read reads only the files changed since. */
   private ConfigLoader.Contents lastRead;
@@ -95,30 +102,42 @@ public final class ConfigWatcher implements AutoCloseable {
     void apply(ConfigLoader.Loaded loaded) throws ConfigException;
   }
 
-  public ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
-      Consumer<ConfigException> onError, long pollMillis) throws IOException {
-    this(path, loader, onLoad, onError, pollMillis, System::nanoTime);
+  /** What the watcher reports besides the configs it applies; called on its thread. */
+  @FunctionalInterface
+  public interface Reports {
+    /**
+     * The files hold what is not served: a load that failed, a config the applier rejected, or
+     * an emptying held ({@link ConfigHeld}). Once per content; the last good config stays.
+     */
+    void failed(ConfigException problems);
+
+    /** After a failure or a hold was reported, the files hold what is served again. */
+    default void recovered() {}
+  }
+
+  public ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad, Reports reports,
+      long pollMillis) throws IOException {
+    this(path, loader, onLoad, reports, pollMillis, System::nanoTime);
   }
 
   /** As above, with the time source the stability checks read (tests drive {@link #check}). */
-  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
-      Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker) throws IOException {
-    this(path, loader, onLoad, onError, pollMillis, ticker, ConfigLoader::read);
+  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad, Reports reports, long pollMillis,
+      LongSupplier ticker) throws IOException {
+    this(path, loader, onLoad, reports, pollMillis, ticker, ConfigLoader::read);
   }
 
   /**
    * As above, reading through {@code reader}: tests make a read fail as the platform would for a
    * process that may not read the file, which a test run as root cannot make it do.
    */
-  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad,
-      Consumer<ConfigException> onError, long pollMillis, LongSupplier ticker, Reader reader)
-      throws IOException {
+  ConfigWatcher(Path path, ConfigLoader loader, Applier onLoad, Reports reports, long pollMillis,
+      LongSupplier ticker, Reader reader) throws IOException {
     this.reader = reader;
     this.path = path.toAbsolutePath();
     this.directory = Files.isDirectory(this.path);
     this.loader = loader;
     this.onLoad = onLoad;
-    this.onError = onError;
+    this.reports = reports;
     this.pollMillis = pollMillis;
     this.ticker = ticker;
     this.watchService = FileSystems.getDefault().newWatchService();
@@ -126,6 +145,15 @@ public final class ConfigWatcher implements AutoCloseable {
     dir.register(watchService, StandardWatchEventKinds.ENTRY_CREATE,
         StandardWatchEventKinds.ENTRY_MODIFY, StandardWatchEventKinds.ENTRY_DELETE);
     this.thread = CoreThreads.thread(this::run, "meridian-config-watcher");
+  }
+
+  /**
+   * How emptyings are judged (default {@link Emptying.Guard#HOLD}: every one is held); call
+   * before {@link #start}.
+   */
+  public ConfigWatcher guard(Emptying.Guard guard) {
+    this.guard = guard;
+    return this;
   }
 
   /** Loads the config once, synchronously; throws if it is invalid. Then starts watching. */
@@ -217,7 +245,11 @@ public final class ConfigWatcher implements AutoCloseable {
     }
     if (Arrays.equals(p.digest, appliedDigest)) {
       settle(p);
+      boolean wasReported = reportedDigest.length > 0;
       reportedDigest = new byte[0]; // back to what is served: the same mistake again is news
+      if (wasReported) {
+        reports.recovered(); // nothing to apply, but the failure shown is over
+      }
       return IDLE; // identical content: nothing to do
     }
     if (Arrays.equals(p.digest, reportedDigest)) {
@@ -227,7 +259,7 @@ public final class ConfigWatcher implements AutoCloseable {
     if (p.unreadable != null) {
       settle(p);
       reportedDigest = p.digest;
-      onError.accept(p.unreadable);
+      reports.failed(p.unreadable);
       return IDLE;
     }
     if (p.loaded == null) {
@@ -236,32 +268,46 @@ public final class ConfigWatcher implements AutoCloseable {
       } catch (ConfigException e) {
         settle(p);
         reportedDigest = p.digest;
-        onError.accept(e);
+        reports.failed(e);
         return IDLE;
       }
       p.filled = Emptying.filled(p.contents);
-      p.removes = Emptying.between(applied.config(), appliedFilled, p.loaded.config(),
-          p.contents, p.filled);
+      p.emptied = Emptying.emptied(appliedFilled, p.contents, p.filled);
+      p.removed = Emptying.removed(appliedFilled, p.contents);
+      // Whoever subscribes: a possible emptying waits its second before it is judged.
+      p.mayEmpty = Emptying.find(applied.config(), p.loaded.config(), p.emptied, p.removed,
+          Emptying.Subscribers.ANYONE).any();
     }
-    if (!p.removes.isEmpty() && stable < EMPTYING_NANOS) {
+    if (p.mayEmpty && stable < EMPTYING_NANOS) {
       // Keep re-reading meanwhile: a write that resumes replaces these bytes.
       long guardEnds = p.since + EMPTYING_NANOS;
       long next = now + QUIET_IN_PLACE_NANOS;
       return guardEnds - next < 0 ? guardEnds : next;
     }
-    if (!p.removes.isEmpty()) {
-      LOG.warn(LogLine.of("config_emptying")
-          .kv("removes", String.join("; ", p.removes))
-          .kv("stable_ms", TimeUnit.NANOSECONDS.toMillis(stable)).toString());
-    }
+    Emptying.Found found = !p.mayEmpty ? Emptying.Found.NOTHING
+        : Emptying.find(applied.config(), p.loaded.config(), p.emptied, p.removed,
+            guard.subscribers()); // who is subscribed now, a second after the write
     settle(p);
+    if (guard.holds(found)) {
+      // Not applied: reported once, like a failure; the next reload is compared with the served.
+      reportedDigest = p.digest;
+      reports.failed(new ConfigHeld(found));
+      return IDLE;
+    }
+    if (found.any()) {
+      LOG.warn(LogLine.of("config_emptying")
+          .kv("removes", String.join("; ", found.all()))
+          .kv("stable_ms", TimeUnit.NANOSECONDS.toMillis(stable))
+          .kv("because", found.holds() ? "--allow-emptying" : "no client subscribes to it")
+          .toString());
+    }
     try {
       onLoad.apply(p.loaded);
     } catch (ConfigException e) {
       // Rejected: the old config is still served, so later reloads are compared with it; this
       // content is reported once, like one that failed to load.
       reportedDigest = p.digest;
-      onError.accept(e);
+      reports.failed(e);
       return IDLE;
     }
     applied = p.loaded;
@@ -288,9 +334,11 @@ public final class ConfigWatcher implements AutoCloseable {
     final byte[] digest;
     boolean inPlace;
     ConfigLoader.Loaded loaded;
-    /** With {@code loaded}: the files with content, and what the load would empty. */
+    /** With {@code loaded}: the files with content, those left blank or gone, and whether it may empty. */
     Set<Path> filled;
-    List<String> removes;
+    List<Path> emptied;
+    List<Path> removed;
+    boolean mayEmpty;
 
     private Pending(Stamp stamp, long since, ConfigLoader.Contents contents,
         ConfigException unreadable, byte[] digest) {

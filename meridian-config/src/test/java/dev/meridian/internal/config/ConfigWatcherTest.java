@@ -37,9 +37,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Issue 18 §2: a config file rewritten in place (truncate, then write) must never be applied
- * half-written, and a reload that empties a type or the whole config waits for 1 s of stability.
- * The rewrite scenarios use real files, real writes and the watcher's own thread; the emptying
- * guard is also driven with a fake ticker, so its second is not waited in real time there.
+ * half-written, and a reload that empties a type or the whole config waits for 1 s of stability;
+ * then it is held, unless no client subscribes to what it empties or emptyings are allowed. The
+ * rewrite scenarios use real files, real writes and the watcher's own thread; the emptying guard
+ * is also driven with a fake ticker, so its second is not waited in real time there.
  */
 class ConfigWatcherTest {
   private static final long Q = ConfigWatcher.QUIET_IN_PLACE_NANOS;
@@ -49,6 +50,20 @@ class ConfigWatcherTest {
   @TempDir Path dir;
   final BlockingQueue<ServedConfig> applied = new LinkedBlockingQueue<>();
   final List<ConfigException> errors = new CopyOnWriteArrayList<>();
+  final AtomicLong recoveries = new AtomicLong();
+  /** Failures (held ones too) into {@link #errors}; recoveries counted. */
+  final ConfigWatcher.Reports reports = new ConfigWatcher.Reports() {
+    @Override public void failed(ConfigException problems) {
+      errors.add(problems);
+    }
+
+    @Override public void recovered() {
+      recoveries.incrementAndGet();
+    }
+  };
+  /** No client subscribes to anything: only the whole config and blank files hold. */
+  static final Emptying.Guard NO_SUBSCRIBERS = new Emptying.Guard(false, (group, type) -> false);
+  static final Emptying.Guard ALLOWED = new Emptying.Guard(true, Emptying.Subscribers.ANYONE);
   final List<String> warnings = new CopyOnWriteArrayList<>();
   final List<ConfigWatcher> watchers = new ArrayList<>();
   final Logger log = Logger.getLogger("dev.meridian.config.ConfigWatcher");
@@ -133,20 +148,28 @@ class ConfigWatcherTest {
 
   /** A watcher on a fake ticker whose thread never runs: the test calls {@code check}. */
   ConfigWatcher watchByHand(Path path) throws Exception {
+    return watchByHand(path, Emptying.Guard.HOLD);
+  }
+
+  /** The same, judging emptyings with {@code guard}. */
+  ConfigWatcher watchByHand(Path path, Emptying.Guard guard) throws Exception {
     ConfigWatcher w = new ConfigWatcher(path, new ConfigLoader(), l -> applied.add(l.config()),
-        errors::add, 50, () -> {
+        reports, 50, () -> {
           throw new AssertionError("the test drives time");
-        });
+        }).guard(guard);
     watchers.add(w);
     w.loadFirst();
     return w;
   }
 
-  /** The same, with an applier that may reject what it is given (serve's --reference-check). */
+  /**
+   * The same, with an applier that may reject what it is given (serve's --reference-check); no
+   * client subscribes, so an emptying of a type reaches the applier.
+   */
   ConfigWatcher watchByHand(Path path, ConfigWatcher.Applier applier) throws Exception {
-    ConfigWatcher w = new ConfigWatcher(path, new ConfigLoader(), applier, errors::add, 50, () -> {
+    ConfigWatcher w = new ConfigWatcher(path, new ConfigLoader(), applier, reports, 50, () -> {
       throw new AssertionError("the test drives time");
-    });
+    }).guard(NO_SUBSCRIBERS);
     watchers.add(w);
     w.loadFirst();
     return w;
@@ -303,35 +326,89 @@ class ConfigWatcherTest {
     assertThat(applied).hasSize(1);
   }
 
-  /** Issue 18 §2: emptying one type waits 1 s of stability, then is applied with a warning. */
+  /** The one held reload reported: what it would remove. */
+  Emptying.Found held() {
+    assertThat(errors).hasSize(1).allSatisfy(e -> assertThat(e).isInstanceOf(ConfigHeld.class));
+    return ((ConfigHeld) errors.get(0)).found();
+  }
+
+  /**
+   * Emptying one type waits 1 s of stability, then is held: not applied, reported once naming
+   * what it would remove, and not again while the file holds the same bytes.
+   */
   @Test
-  void emptyingATypeIsAppliedOnlyAfterOneSecondOfStabilityWithAWarning() throws Exception {
+  void emptyingATypeIsHeldAfterOneSecondOfStabilityAndReportedOnce() throws Exception {
     Path file = Layout.FILE.create(dir, "resources:\n" + cluster("a") + cluster("b")
         + endpoints("a"));
     ConfigWatcher w = watchByHand(file);
+    String emptied = "resources:\n" + endpoints("a");
+    Files.writeString(file, emptied);
+    long now = w.check(0);
+    while (now < SECOND) {
+      now = w.check(now);
+      assertThat(errors).as("judged %d ms after the write", now / 1_000_000).isEmpty();
+    }
+    assertThat(now).isEqualTo(SECOND);
+    assertThat(w.check(SECOND)).isEqualTo(ConfigWatcher.IDLE);
+    assertThat(applied).isEmpty();
+    assertThat(held().holding()).containsExactly("CDS: all 2 (a, b)");
+    assertThat(warnings).isEmpty();
+
+    Files.writeString(file, emptied); // the same bytes, a new stamp
+    settle(w, 2 * SECOND);
+    assertThat(errors).as("held already, and said so").hasSize(1);
+    assertThat(applied).isEmpty();
+  }
+
+  /** Emptying a type no connected client subscribes to cuts no one off: applied, with a warning. */
+  @Test
+  void emptyingATypeNoClientSubscribesToIsAppliedAfterOneSecondWithAWarning() throws Exception {
+    Path file = Layout.FILE.create(dir, "resources:\n" + cluster("a") + cluster("b")
+        + endpoints("a"));
+    ConfigWatcher w = watchByHand(file, NO_SUBSCRIBERS);
     Files.writeString(file, "resources:\n" + endpoints("a"));
     long now = w.check(0);
     while (now < SECOND) {
       now = w.check(now);
       assertThat(applied).as("applied %d ms after the write", now / 1_000_000).isEmpty();
     }
-    assertThat(now).isEqualTo(SECOND);
     assertThat(w.check(SECOND)).isEqualTo(ConfigWatcher.IDLE);
     assertThat(applied).singleElement().satisfies(c -> {
       assertThat(c.defaults().get(ResourceType.CLUSTER).size()).isZero();
       assertThat(c.defaults().get(ResourceType.ENDPOINT).resources()).containsOnlyKeys("a");
     });
-    assertThat(warnings).singleElement().satisfies(m -> assertThat(m)
-        .startsWith("config_emptying removes=\"CDS: all 2 (a, b)\" stable_ms=1000"));
+    assertThat(errors).isEmpty();
+    assertThat(warnings).singleElement().isEqualTo("config_emptying removes=\"CDS: all 2 (a, b)\""
+        + " stable_ms=1000 because=\"no client subscribes to it\"");
   }
 
-  /** Issue 18 §2: emptying the whole config (an empty file, or no files left) waits too. */
+  /** {@code serve --allow-emptying}: an emptying is applied after its second, with a warning. */
+  @Test
+  void withEmptyingsAllowedATruncatedFileIsAppliedAfterOneSecondWithAWarning() throws Exception {
+    Path file = Layout.FILE.create(dir, version("only-a"));
+    ConfigWatcher w = watchByHand(file, ALLOWED);
+    Files.writeString(file, "");
+    assertThat(w.check(0)).isEqualTo(Q);
+    assertThat(w.check(Q)).isEqualTo(2 * Q);
+    assertThat(w.check(SECOND - 1)).isEqualTo(SECOND);
+    assertThat(applied).isEmpty();
+    assertThat(w.check(SECOND)).isEqualTo(ConfigWatcher.IDLE);
+    assertThat(applied).singleElement().satisfies(c -> assertThat(clusters(c)).isEmpty());
+    assertThat(errors).isEmpty();
+    assertThat(warnings).singleElement().satisfies(m -> assertThat(m)
+        .startsWith("config_emptying removes=\"the whole config: all 31 resources; CDS: all 31 (")
+        .endsWith("file config.yaml: emptied\" stable_ms=1000 because=--allow-emptying"));
+  }
+
+  /**
+   * Emptying the whole config (an empty file, or every file of a directory deleted) is held even
+   * when no client is connected: a client that connects next would be told everything is gone.
+   */
   @ParameterizedTest
   @EnumSource(Layout.class)
-  void emptyingTheWholeConfigIsAppliedOnlyAfterOneSecondOfStabilityWithAWarning(Layout layout)
-      throws Exception {
+  void emptyingTheWholeConfigIsHeldEvenWithNoClientConnected(Layout layout) throws Exception {
     Path watched = layout.create(dir, version("only-a"));
-    ConfigWatcher w = watchByHand(watched);
+    ConfigWatcher w = watchByHand(watched, NO_SUBSCRIBERS);
     if (layout == Layout.FILE) {
       Files.writeString(watched, ""); // truncated, nothing written yet
     } else {
@@ -344,38 +421,86 @@ class ConfigWatcherTest {
     long due = w.check(0);
     assertThat(due).as("truncated in place, or files deleted").isEqualTo(
         layout == Layout.FILE ? Q : R);
-    assertThat(w.check(due)).as("stable, held, read again").isEqualTo(due + Q);
+    assertThat(w.check(due)).as("stable, waiting, read again").isEqualTo(due + Q);
     assertThat(w.check(SECOND - 1)).isEqualTo(SECOND);
+    assertThat(errors).isEmpty();
+    assertThat(w.check(SECOND)).isEqualTo(ConfigWatcher.IDLE);
     assertThat(applied).isEmpty();
     assertThat(warnings).isEmpty();
-    assertThat(w.check(SECOND)).isEqualTo(ConfigWatcher.IDLE);
-    assertThat(applied).singleElement().satisfies(c -> assertThat(clusters(c)).isEmpty());
     int before = common(layout).size() + 1;
-    assertThat(warnings).singleElement().satisfies(m -> assertThat(m)
-        .startsWith("config_emptying removes=\"the whole config: all " + before
-            + " resources; CDS: all " + before + " (")
-        .contains(", " + (before - 5) + " more)"));
+    assertThat(held().holding()).first().isEqualTo(
+        "the whole config: all " + before + " resources");
+    assertThat(String.join("; ", held().all()))
+        .contains("; CDS: all " + before + " (", ", " + (before - 5) + " more)")
+        .endsWith(layout == Layout.FILE ? "file config.yaml: emptied"
+            : "file base.yaml: removed; file edited.yaml: removed");
   }
 
   /**
-   * Issue 18 §2, directory mode: one file truncated and not yet written leaves every type with
-   * resources (from the other files), yet it is the same outage for its own; it waits 1 s too.
+   * Directory mode: one file truncated and not yet written leaves every type with resources
+   * (from the other files), yet it is the same outage for its own: a blank file is always held.
    */
   @Test
-  void emptyingOneFileOfADirectoryIsAppliedOnlyAfterOneSecondOfStabilityWithAWarning()
-      throws Exception {
+  void aBlankFileOfADirectoryIsHeldWhateverTheOtherFilesHold() throws Exception {
     Path watched = Layout.DIRECTORY.create(dir, version("only-a"));
-    ConfigWatcher w = watchByHand(watched);
-    Files.writeString(Layout.DIRECTORY.edited(watched), "");
+    ConfigWatcher w = watchByHand(watched, NO_SUBSCRIBERS);
+    Files.writeString(Layout.DIRECTORY.edited(watched), "  \n");
     assertThat(w.check(0)).isEqualTo(Q);
     assertThat(w.check(Q)).isEqualTo(2 * Q);
     assertThat(w.check(SECOND - 1)).isEqualTo(SECOND);
-    assertThat(applied).isEmpty();
     assertThat(w.check(SECOND)).isEqualTo(ConfigWatcher.IDLE);
+    assertThat(applied).isEmpty();
+    assertThat(held().holding()).containsExactly("file edited.yaml: emptied");
+    assertThat(warnings).isEmpty();
+  }
+
+  /**
+   * A file of a directory deleted (rm, not a truncation) that leaves every type clients use with
+   * resources cuts no one off: applied after its second, with a warning.
+   */
+  @Test
+  void aFileDeletedFromADirectoryThatEmptiesNoTypeIsAppliedWithAWarning() throws Exception {
+    Path watched = Layout.DIRECTORY.create(dir, version("only-a"));
+    ConfigWatcher w = watchByHand(watched);
+    Files.delete(Layout.DIRECTORY.edited(watched));
+    settle(w, 0);
+    assertThat(errors).isEmpty();
     assertThat(applied).singleElement().satisfies(c ->
         assertThat(clusters(c)).containsExactly("base-1", "base-2"));
-    assertThat(warnings).singleElement().satisfies(m -> assertThat(m)
-        .isEqualTo("config_emptying removes=\"file edited.yaml: emptied\" stable_ms=1000"));
+    assertThat(warnings).singleElement().isEqualTo("config_emptying removes=\"file edited.yaml: "
+        + "removed\" stable_ms=1000 because=\"no client subscribes to it\"");
+  }
+
+  /**
+   * A held content is reported once; another held content is news and reported too; going back
+   * to the served content is acknowledged as recovered, and the same truncation later is news.
+   */
+  @Test
+  void aDifferentHeldContentIsReportedAgainAndTheServedContentIsARecovery() throws Exception {
+    String served = version("only-a");
+    Path file = Layout.FILE.create(dir, served);
+    ConfigWatcher w = watchByHand(file);
+    Files.writeString(file, "");
+    long t = settle(w, 0) + SECOND;
+    Files.writeString(file, "\n\n"); // blank too, other bytes
+    t = settle(w, t) + SECOND;
+    Files.writeString(file, "\n\n");
+    t = settle(w, t) + SECOND;
+    assertThat(errors).as("two held contents, each reported once").hasSize(2)
+        .allSatisfy(e -> assertThat(e).isInstanceOf(ConfigHeld.class));
+    assertThat(recoveries).hasValue(0);
+
+    Files.writeString(file, served);
+    t = settle(w, t) + SECOND;
+    assertThat(recoveries).hasValue(1);
+    assertThat(applied).as("identical to what is served: nothing to apply").isEmpty();
+    Files.writeString(file, served);
+    t = settle(w, t) + SECOND;
+    assertThat(recoveries).as("recovered once").hasValue(1);
+
+    Files.writeString(file, "");
+    settle(w, t);
+    assertThat(errors).as("the same truncation again, after the recovery: news").hasSize(3);
   }
 
   /** Issue 18 §2: a truncated file written within the second is never served empty. */
@@ -496,7 +621,7 @@ class ConfigWatcherTest {
   /**
    * Review of issue 18 §2/§4: a config the applier rejects (serve --reference-check reject) is not
    * the served one, so the next reload is compared with what is served: emptying CDS still waits
-   * its second and warns, even when the rejected config had no clusters either.
+   * its second and is judged, even when the rejected config had no clusters either.
    */
   @Test
   void aRejectedConfigIsNotWhatTheNextReloadIsComparedWith() throws Exception {
@@ -515,7 +640,7 @@ class ConfigWatcherTest {
     warnings.clear();
     Files.writeString(file, "resources:\n" + endpoints("a"));
     long due = w.check(t);
-    assertThat(w.check(due)).as("held: it empties the CDS that is served").isNotEqualTo(
+    assertThat(w.check(due)).as("waiting: it empties the CDS that is served").isNotEqualTo(
         ConfigWatcher.IDLE);
     assertThat(applied).isEmpty();
     settle(w, due);
@@ -524,26 +649,34 @@ class ConfigWatcherTest {
         .startsWith("config_emptying removes=\"CDS: all 2 (a, b)\""));
   }
 
-  /** Review of issue 18 §2: after a rejection, going back to the served content reloads nothing. */
+  /**
+   * After a rejection, going back to the served content reloads nothing, but is acknowledged:
+   * the failure shown is over.
+   */
   @Test
-  void theServedContentAfterARejectedOneIsNotReloaded() throws Exception {
+  void theServedContentAfterARejectedOneIsNotReloadedButReportedAsRecovered() throws Exception {
     String served = version("only-a");
     Path file = Layout.FILE.create(dir, served);
     ConfigWatcher w = watchByHand(file, rejectingRejectMe());
     Files.writeString(file, served + endpoints("reject-me"));
     long t = settle(w, 0) + SECOND;
     assertThat(errors).hasSize(1);
+    assertThat(recoveries).hasValue(0);
     Files.writeString(file, served);
     settle(w, t);
     assertThat(applied).as("identical to what is served").isEmpty();
+    assertThat(recoveries).hasValue(1);
   }
 
-  /** Issue 18 §2, in real time: the watcher's own thread holds an emptying write for 1 s. */
+  /** Issue 18 §2, in real time: the watcher's own thread waits 1 s before an emptying. */
   @Test
   @Timeout(value = 30)
   void emptyingWaitsOneSecondOnTheWatcherThread() throws Exception {
     Path file = Layout.FILE.create(dir, version("only-a"));
-    watch(file);
+    ConfigWatcher w = new ConfigWatcher(file, new ConfigLoader(), l -> applied.add(l.config()),
+        reports, 50).guard(ALLOWED);
+    watchers.add(w);
+    w.start();
     long written = System.nanoTime();
     Files.writeString(file, "resources: []\n");
     ServedConfig c = applied.poll(10, TimeUnit.SECONDS);

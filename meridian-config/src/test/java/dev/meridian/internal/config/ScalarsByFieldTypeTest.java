@@ -292,14 +292,15 @@ class ScalarsByFieldTypeTest {
     int at = template.indexOf("%s");
     int line = (int) template.substring(0, at).chars().filter(c -> c == '\n').count() + 1;
     int column = at - template.lastIndexOf('\n', at - 1);
-    assertThatThrownBy(() -> new ConfigLoader().load(file)).isInstanceOf(ConfigException.class)
+    assertThatThrownBy(() -> new ConfigLoader(RuleCheck.OFF).load(file)).isInstanceOf(ConfigException.class)
         .hasMessageStartingWith(file + ":" + line + ":" + column + ": resources[0] (")
         .hasMessageContaining((String) row.expected());
   }
 
   private Object read(Format format, Row row) throws Exception {
     Path file = write(format, row);
-    ServedConfig c = new ConfigLoader().load(file).config();
+    // what proto3 JSON takes is under test, not what Envoy allows (a port of 4294967295 reads)
+    ServedConfig c = new ConfigLoader(RuleCheck.OFF).load(file).config();
     for (ResourceType t : ResourceType.values()) {
       if (c.defaults().get(t).size() == 1) {
         return row.field().get.apply(c.defaults().get(t).resources().values().iterator().next()

@@ -35,7 +35,9 @@ import java.util.concurrent.TimeUnit;
  * validates the config that would result exactly as {@code serve} loads it (the store's own
  * reader, then serve's checks), and writes every change at once, each key guarded by the revision
  * it was diffed against: a concurrent write to any of those keys fails the transaction, and apply
- * diffs again. Nothing is ever half written; no concurrent update is lost.
+ * diffs again. Nothing is ever half written; no concurrent update is lost. An apply that would
+ * empty the stored config, or a type within a group, is refused unless it is allowed: an empty
+ * file pruned over the prefix is far more often a mistake than a wish.
  */
 public final class EtcdApply {
   /** How many times a diff is retried when concurrent writers win the race. */
@@ -72,6 +74,24 @@ public final class EtcdApply {
     }
   }
 
+  /**
+   * The apply would empty what is stored (every resource, or every resource of a type in a
+   * group that stays) and emptying was not allowed: nothing was written. {@link #removes} names
+   * what it would remove.
+   */
+  public static final class WouldEmpty extends Exception {
+    private final List<String> removes;
+
+    WouldEmpty(List<String> removes) {
+      super(String.join("; ", removes));
+      this.removes = List.copyOf(removes);
+    }
+
+    public List<String> removes() {
+      return removes;
+    }
+  }
+
   /** etcd failed, refused the transaction, or concurrent writers kept winning. */
   public static final class Failed extends Exception {
     Failed(String message) {
@@ -97,14 +117,23 @@ public final class EtcdApply {
     this.ruleCheck = ruleCheck;
   }
 
+  /** {@link #apply(ServedConfig, boolean, boolean, ReferenceCheck, boolean)}, refusing emptyings. */
+  public Result apply(ServedConfig files, boolean prune, boolean dryRun,
+      ReferenceCheck referenceCheck) throws Invalid, WouldEmpty, Failed, InterruptedException {
+    return apply(files, prune, dryRun, referenceCheck, false);
+  }
+
   /**
    * @param files the config the files hold (already loaded, so their problems are reported with
    *     file and line before anything else)
    * @param prune delete stored keys the files do not have
    * @param dryRun diff and validate only
+   * @param allowEmpty write even a result that empties the stored config or a type of a group
+   *     ({@code --allow-empty}); false: such an apply throws {@link WouldEmpty}, dry run or not
    */
   public Result apply(ServedConfig files, boolean prune, boolean dryRun,
-      ReferenceCheck referenceCheck) throws Invalid, Failed, InterruptedException {
+      ReferenceCheck referenceCheck, boolean allowEmpty)
+      throws Invalid, WouldEmpty, Failed, InterruptedException {
     Map<String, String> fromFiles;
     try {
       fromFiles = values.entriesOf(files);
@@ -142,6 +171,16 @@ public final class EtcdApply {
         }
       }
       List<String> warnings = validate(result, referenceCheck);
+      if (!allowEmpty) {
+        // Who subscribes is unknown here: any group may have clients of any type.
+        dev.meridian.internal.config.Emptying.Found found =
+            dev.meridian.internal.config.Emptying.find(inventory(current.keySet()),
+                inventory(result.keySet()), List.of(), List.of(),
+                dev.meridian.internal.config.Emptying.Subscribers.ANYONE);
+        if (found.holds()) {
+          throw new WouldEmpty(found.holding());
+        }
+      }
       boolean any = changes.stream().anyMatch(c -> c.kind() != Kind.UNCHANGED);
       if (dryRun || !any) {
         return new Result(changes, false, revision, attempt, warnings);
@@ -219,6 +258,25 @@ public final class EtcdApply {
       }
     }
     return out;
+  }
+
+  /**
+   * The resources of stored keys by group and type; a group stays while its definition or a
+   * resource of it is stored, and the default group always does.
+   */
+  private dev.meridian.internal.config.Emptying.Inventory inventory(java.util.Set<String> keys) {
+    Map<String, Map<dev.meridian.xds.ResourceType, java.util.Set<String>>> byGroup = new HashMap<>();
+    byGroup.put(ServedConfig.DEFAULT_GROUP, new HashMap<>());
+    for (String key : keys) {
+      StoreLayout.Key k = layout.parse(key);
+      if (k instanceof StoreLayout.ResourceKey r) {
+        byGroup.computeIfAbsent(r.group(), g -> new HashMap<>())
+            .computeIfAbsent(r.type(), t -> new java.util.HashSet<>()).add(r.name());
+      } else if (k instanceof StoreLayout.GroupKey g) {
+        byGroup.computeIfAbsent(g.group(), n -> new HashMap<>());
+      }
+    }
+    return dev.meridian.internal.config.Emptying.Inventory.of(byGroup);
   }
 
   private GetResponse read() throws Failed, InterruptedException {

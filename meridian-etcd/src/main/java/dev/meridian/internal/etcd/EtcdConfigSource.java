@@ -5,6 +5,7 @@ import static dev.meridian.internal.etcd.EtcdClients.string;
 import static dev.meridian.internal.etcd.EtcdClients.why;
 
 import dev.meridian.internal.config.ConfigException;
+import dev.meridian.internal.config.ConfigHeld;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ConfigSource;
 import dev.meridian.internal.config.StoreLayout;
@@ -59,6 +60,8 @@ public final class EtcdConfigSource implements ConfigSource {
   private final Map<String, String> entries = new HashMap<>();
   /** What the sink last accepted. */
   private Map<String, String> applied;
+  /** What it last refused or held: the same entries again are not handed on again. */
+  private Map<String, String> refused;
   /** The store revision {@link #entries} reflect. */
   private long revision;
   private Watch.Watcher watcher;
@@ -239,20 +242,39 @@ public final class EtcdConfigSource implements ConfigSource {
       publishStatus(false);
       return;
     }
-    if (invalid == null && entries.equals(applied)) {
-      // A full read after an outage that found nothing new: nothing to hand on.
+    if (entries.equals(applied)) {
+      // A full read after an outage that found nothing new, or back to the config in force
+      // after a refused one: nothing to hand on, but a failure shown is over.
       servedRevision = revision;
+      boolean wasRefused = invalid != null;
+      invalid = null;
+      refused = null;
       publishStatus(true);
+      if (wasRefused) {
+        sink.recovered(revision);
+      }
       return;
+    }
+    if (entries.equals(refused)) {
+      return; // refused already, and said so: the same again is not news
     }
     try {
       ConfigLoader.Loaded loaded = loader.loadStored(layout, entries);
       sink.apply(loaded, revision);
       applied = new HashMap<>(entries);
+      refused = null;
       invalid = null;
       servedRevision = revision;
       publishStatus(true);
+    } catch (ConfigHeld e) {
+      refused = new HashMap<>(entries);
+      invalid = "the config at revision " + revision + " is held: it would empty what is served ("
+          + String.join("; ", e.found().all()) + "); serving the last good one (serve "
+          + "--allow-emptying applies such a config)";
+      publishStatus(status.loaded());
+      sink.failed(e);
     } catch (ConfigException e) {
+      refused = new HashMap<>(entries);
       invalid = "the config at revision " + revision + " is invalid (serving the last good one): "
           + e.getMessage();
       publishStatus(status.loaded());

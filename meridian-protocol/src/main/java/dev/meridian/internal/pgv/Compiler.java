@@ -155,7 +155,7 @@ final class Compiler {
     boolean wrapper = message && Wrappers.isWrapper(type);
     // a wrapper carries the rules of the scalar it wraps, read from its value field
     FieldDescriptor scalar = wrapper ? type.findFieldByNumber(1) : fd;
-    Function<Object, String> render = v -> Render.element(fd, v);
+    Function<Object, String> render = v -> Render.clip(Render.element(fd, v));
     ValueCheck check = null;
     Failure required = null;
     switch (r.getTypeCase()) {
@@ -225,7 +225,7 @@ final class Compiler {
       }
     }
     if (is(type, "google.protobuf.Any")) {
-      render = v -> Render.jsonQuote(MessageChecks.typeUrl(v));
+      render = v -> Render.clip(Render.jsonQuote(MessageChecks.typeUrl(v)));
     }
     boolean skip = r.getMessage().getSkip();
     Descriptor child = message && !skip ? type : null;

@@ -129,7 +129,8 @@ final class MessageChecks {
       return a.getTypeUrl();
     }
     MessageOrBuilder m = (MessageOrBuilder) any;
-    return (String) m.getField(m.getDescriptorForType().findFieldByNumber(1));
+    // type_url is Any's first field, value its second
+    return (String) m.getField(m.getDescriptorForType().getFields().get(0));
   }
 
   private static Times.Pair pair(Object v) {

@@ -85,7 +85,7 @@ public final class PgvRules {
       return;
     }
     ByteString bytes = any instanceof com.google.protobuf.Any a ? a.getValue()
-        : (ByteString) any.getField(any.getDescriptorForType().findFieldByNumber(2));
+        : (ByteString) any.getField(any.getDescriptorForType().getFields().get(1));
     Message content;
     try {
       content = parser(type).parseFrom(bytes);
@@ -166,7 +166,9 @@ public final class PgvRules {
       }
     }
     p = new Plans.MessagePlan(type, fields.toArray(new Plans.FieldPlan[0]));
-    plans.putIfAbsent(type, p);
+    // two threads may compile the same type at once: both plans are equal, one is kept
+    Plans.MessagePlan first = plans.putIfAbsent(type, p);
+    p = first != null ? first : p;
     return p.fields().length == 0 ? null : p;
   }
 

@@ -149,6 +149,7 @@ final class Render {
   /** A string as JSON writes it, quoted. */
   static String jsonQuote(String s) {
     StringBuilder b = new StringBuilder(Math.min(s.length(), CLIP) + 2).append('"');
+    // past the clip nothing more is shown: stop there, and let clip() mark the cut
     for (int i = 0; i < s.length() && b.length() <= CLIP + 1; i++) {
       char c = s.charAt(i);
       switch (c) {
@@ -168,7 +169,7 @@ final class Render {
         }
       }
     }
-    return b.append('"').toString();
+    return b.length() > CLIP + 1 ? b.toString() : b.append('"').toString();
   }
 
   /**

@@ -271,7 +271,7 @@ final class ScalarChecks {
       Long min, Long max, String unit, java.util.function.ToLongFunction<Object> measure) {
     String minRule = kind + (exactRule.equals("len_bytes") ? ".min_bytes" : ".min_len");
     String maxRule = kind + (exactRule.equals("len_bytes") ? ".max_bytes" : ".max_len");
-    String what = unit.equals("byte") ? " long in UTF-8" : " long";
+    String what = kind.equals("string") && unit.equals("byte") ? " long in UTF-8" : " long";
     if (exact != null || min != null && min.equals(max)) {
       long n = exact != null ? exact : min;
       steps.add(rule(v -> measure.applyAsLong(v) == n,

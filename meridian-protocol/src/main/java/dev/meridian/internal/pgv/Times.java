@@ -1,6 +1,5 @@
 package dev.meridian.internal.pgv;
 
-import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Duration;
 import com.google.protobuf.MessageOrBuilder;
 import com.google.protobuf.Timestamp;
@@ -14,8 +13,8 @@ final class Times {
   static final long MAX_TIMESTAMP_SECONDS = 253_402_300_799L;
 
   /** Lexicographic: right for valid durations (seconds and nanos share a sign) and timestamps. */
-  static final Comparator<Pair> ORDER =
-      Comparator.comparingLong(Pair::seconds).thenComparingInt(Pair::nanos);
+  static final Comparator<Pair> ORDER = (a, b) -> a.seconds() != b.seconds()
+      ? Long.compare(a.seconds(), b.seconds()) : Integer.compare(a.nanos(), b.nanos());
 
   private Times() {}
 
@@ -41,8 +40,8 @@ final class Times {
     if (m instanceof Timestamp t) {
       return t.getSeconds();
     }
-    Descriptor d = m.getDescriptorForType();
-    return (Long) m.getField(d.findFieldByNumber(1));
+    // seconds and nanos are the first and second fields of both types
+    return (Long) m.getField(m.getDescriptorForType().getFields().get(0));
   }
 
   static int nanosOf(MessageOrBuilder m) {
@@ -52,8 +51,7 @@ final class Times {
     if (m instanceof Timestamp t) {
       return t.getNanos();
     }
-    Descriptor d = m.getDescriptorForType();
-    return (Integer) m.getField(d.findFieldByNumber(2));
+    return (Integer) m.getField(m.getDescriptorForType().getFields().get(1));
   }
 
   static boolean validDuration(Pair p) {

@@ -65,9 +65,10 @@ final class AdminJson {
 
   /**
    * {@code GET /status}: what the status page shows besides the clients (issue 24): this server's
-   * id and readiness, the groups with their resource counts per type, the last load or reload and
-   * the last rejected one, the last publish of files (null without {@code --publish-dir}) and the
-   * config store's state (null for a config file).
+   * id and readiness, the groups with their resource counts per type, the last load or reload,
+   * the last rejected and the last held one, whether the source's content is what is served and
+   * what the checks warn about in it, the last publish of files (null without
+   * {@code --publish-dir}) and the config store's state (null for a config file).
    */
   static JsonObject status(String controlPlaneId, boolean ready, ServedConfig config,
       ReloadStatus reloads, PublishStatus.Publish publish,
@@ -93,8 +94,12 @@ final class AdminJson {
       groups.add(go);
     }
     root.add("groups", groups);
-    root.add("last_reload", reload(reloads.last()));
-    root.add("last_failed_reload", reload(reloads.lastFailure()));
+    ReloadStatus.View v = reloads.view();
+    root.add("last_reload", reload(v.last()));
+    root.add("last_failed_reload", reload(v.lastFailure()));
+    root.add("last_held_reload", reload(v.lastHeld()));
+    root.addProperty("config_state", v.state() == null ? null : v.state().label());
+    root.add("warnings", strings(v.warnings()));
     root.add("publish", publish(publish));
     root.add("config_source", store == null ? JsonNull.INSTANCE : store(store));
     return root;
@@ -120,12 +125,18 @@ final class AdminJson {
     }
     JsonObject o = new JsonObject();
     o.addProperty("at", r.at().toString());
-    o.addProperty("result", r.ok() ? "ok" : "failed");
+    o.addProperty("result", r.result().label());
     o.addProperty("changed", r.changed());
-    JsonArray errors = new JsonArray();
-    r.errors().forEach(errors::add);
-    o.add("errors", errors);
+    o.add("errors", strings(r.errors()));
+    o.add("warnings", strings(r.warnings()));
+    o.add("removes", strings(r.removes()));
     return o;
+  }
+
+  private static JsonArray strings(List<String> values) {
+    JsonArray a = new JsonArray();
+    values.forEach(a::add);
+    return a;
   }
 
   static JsonObject client(ClientStatus s, ServedConfig config) {

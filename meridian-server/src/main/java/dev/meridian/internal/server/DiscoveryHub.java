@@ -91,6 +91,7 @@ public final class DiscoveryHub {
   public DiscoveryHub(String controlPlaneId) {
     this.controlPlane = controlPlaneId == null || controlPlaneId.isEmpty() ? null
         : ControlPlane.newBuilder().setIdentifier(controlPlaneId).build();
+    metrics.configStateBy(reloads::state);
   }
 
   /** What every response of this hub's streams carries as {@code control_plane}; null: none. */
@@ -154,8 +155,13 @@ public final class DiscoveryHub {
    * {@code meridian_config_reloads_total{result="ok"}} and kept as the last reload.
    */
   public void reloaded(int changed) {
+    reloaded(changed, List.of());
+  }
+
+  /** As {@link #reloaded(int)}; serve's checks found {@code warnings} in the config. */
+  public void reloaded(int changed, List<String> warnings) {
     metrics.reload(true);
-    reloads.served(changed);
+    reloads.served(changed, warnings);
   }
 
   /**
@@ -165,6 +171,28 @@ public final class DiscoveryHub {
   public void reloadRejected(List<String> errors) {
     metrics.reload(false);
     reloads.rejected(errors);
+  }
+
+  /**
+   * A config was held, since it would remove {@code removes}, and the last one stays in force:
+   * counted in {@code meridian_config_reloads_total{result="held"}}, kept as the last held one.
+   */
+  public void reloadHeld(List<String> removes) {
+    metrics.reloadHeld();
+    reloads.held(removes);
+  }
+
+  /** After a failure or a hold, the config source holds what is served again. */
+  public void reloadRecovered() {
+    reloads.recovered();
+  }
+
+  /**
+   * Whether a connected stream placed in {@code group} subscribes to {@code type} (by name or
+   * wildcard): emptying that type there would cut it off.
+   */
+  public boolean subscribed(String group, ResourceType type) {
+    return index.subscribed(group, type);
   }
 
   /** The last publish of files (see {@link PublishStatus}). */

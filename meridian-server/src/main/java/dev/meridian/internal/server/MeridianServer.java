@@ -6,6 +6,8 @@ import dev.meridian.internal.config.ConfigSource;
 import dev.meridian.internal.config.ConfigWatcher;
 import dev.meridian.internal.config.ConfigChecks;
 import dev.meridian.internal.config.ConfigDirectory;
+import dev.meridian.internal.config.ConfigHeld;
+import dev.meridian.internal.config.Emptying;
 import dev.meridian.internal.protocol.LogLine;
 import dev.meridian.internal.protocol.ServedConfig;
 import dev.meridian.internal.config.ReferenceCheck;
@@ -55,6 +57,8 @@ public final class MeridianServer implements AutoCloseable {
    *     false: they are served over xDS only
    * @param ruleCheck whether every loaded resource is checked against Envoy's rules
    *     ({@code --validation}); null: {@link RuleCheck#ENVOY}
+   * @param allowEmptying whether a reload that would empty what is served is applied ({@code
+   *     --allow-emptying}); false: it is held and the last good config stays
    */
   public record Options(Path config,
       String bind,
@@ -82,6 +86,7 @@ public final class MeridianServer implements AutoCloseable {
       java.util.Set<String> authorities,
       java.util.List<String> adminAllowedHosts,
       boolean publishSecrets,
+      boolean allowEmptying,
       RuleCheck ruleCheck) {
     public static final String DEFAULT_ADMIN_BIND = "127.0.0.1";
 
@@ -137,7 +142,8 @@ public final class MeridianServer implements AutoCloseable {
     /** The essential options; everything else takes its default. */
     public Options(Path config, String bind, int xdsPort, int httpPort, long pollMillis) {
       this(config, bind, xdsPort, httpPort, pollMillis, null, null, null, null, null, null, null,
-          null, null, null, null, null, null, null, false, null, null, null, null, null, false, null);
+          null, null, null, null, null, null, null, false, null, null, null, null, null, false,
+          false, null);
     }
 
     public Options withAdminBind(String v) {
@@ -256,6 +262,15 @@ public final class MeridianServer implements AutoCloseable {
       return with(o -> o.adminAllowedHosts = v);
     }
 
+    /**
+     * Whether a reload (file or etcd) that would empty what is served is applied: the whole
+     * config, a type clients subscribe to, a config file left blank. Default false: it is held,
+     * logged and shown, and the last good config stays.
+     */
+    public Options withAllowEmptying(boolean v) {
+      return with(o -> o.allowEmptying = v);
+    }
+
     /** What one client may take of the server (issue 25, docs/reliability.md). */
     public Options withBounds(Bounds v) {
       return with(o -> o.bounds = v);
@@ -296,6 +311,7 @@ public final class MeridianServer implements AutoCloseable {
       java.util.Set<String> authorities;
       java.util.List<String> adminAllowedHosts;
       boolean publishSecrets;
+      boolean allowEmptying;
       RuleCheck ruleCheck;
 
       Fields(Options o) {
@@ -325,6 +341,7 @@ public final class MeridianServer implements AutoCloseable {
         authorities = o.authorities;
         adminAllowedHosts = o.adminAllowedHosts;
         publishSecrets = o.publishSecrets;
+        allowEmptying = o.allowEmptying;
         ruleCheck = o.ruleCheck;
       }
 
@@ -333,7 +350,8 @@ public final class MeridianServer implements AutoCloseable {
             maxConnectionAgeGrace, permitKeepAliveTime, keepAliveTime, keepAliveTimeout,
             shutdownTimeout, heartbeatInterval, referenceCheck, restMaxWait, publishDir,
             publishFormat, tls, restPort, allowPlaintextSecrets, csdsIdentity,
-            controlPlaneId, bounds, authorities, adminAllowedHosts, publishSecrets, ruleCheck);
+            controlPlaneId, bounds, authorities, adminAllowedHosts, publishSecrets,
+            allowEmptying, ruleCheck);
       }
     }
 
@@ -553,24 +571,47 @@ public final class MeridianServer implements AutoCloseable {
     closed.countDown();
   }
 
+  /**
+   * How reloads that would empty something are judged: the whole config and a blank file always
+   * hold; a type emptied in a group holds when a connected stream of the group subscribes to it,
+   * or when clients the server cannot see may (REST-JSON polls between two polls, readers of
+   * published files).
+   */
+  private Emptying.Guard emptyingGuard() {
+    boolean unseenClients = options.restPort() != null || options.publishDir() != null;
+    return new Emptying.Guard(options.allowEmptying(),
+        (group, type) -> unseenClients || hub.subscribed(group, type));
+  }
+
   /** The config file: loaded once before the ports open (an invalid one stops the start). */
   private void loadFiles() throws ConfigException, IOException {
     watcher = new ConfigWatcher(options.config(), loader, loaded -> {
       long pushStarted = System.nanoTime();
       // A rejection keeps the served config as the one the watcher compares with; it reports it.
-      int changed = serve(loaded);
+      Served served = serve(loaded);
       long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
-      hub.reloaded(changed);
-      warnNotRead();
+      hub.reloaded(served.changed(), withNotRead(warnNotRead(), served.warnings()));
       LOG.info(LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
-          .kv("files", loaded.files().size()).kv("changed", changed)
+          .kv("files", loaded.files().size()).kv("changed", served.changed())
           .kv("load_ms", loaded.loadMillis()).kv("dispatch_ms", pushMillis).toString());
-    }, error -> {
-      hub.reloadRejected(error.problems());
-      LOG.error(LogLine.of("config_reload").kv("result", "failed")
-          .kv("serving", "last good config").kv("error", error.getMessage()).toString());
-    }, options.pollMillis());
+    }, new ConfigWatcher.Reports() {
+      @Override
+      public void failed(ConfigException error) {
+        if (error instanceof ConfigHeld held) {
+          reportHeld(held, null, 0);
+          return;
+        }
+        hub.reloadRejected(error.problems());
+        LOG.error(LogLine.of("config_reload").kv("result", "failed")
+            .kv("serving", "last good config").kv("error", error.getMessage()).toString());
+      }
+
+      @Override
+      public void recovered() {
+        reportRecovered(null, 0);
+      }
+    }, options.pollMillis()).guard(emptyingGuard());
     ConfigLoader.Loaded first;
     try {
       first = watcher.start();
@@ -588,8 +629,7 @@ public final class MeridianServer implements AutoCloseable {
       hub.register(publisher.listener());
       publisher.publish(first.config());
     }
-    hub.reloaded(hub.update(first.config()));
-    warnNotRead();
+    hub.reloaded(hub.update(first.config()), withNotRead(warnNotRead(), warningsOf(checks)));
     LOG.info(LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
         .kv("path", options.config()).kv("files", first.files().size())
@@ -607,14 +647,14 @@ public final class MeridianServer implements AutoCloseable {
    * Warns about what the config directory holds that looks meant as config and is not read (a
    * subdirectory, {@code x.yaml.bak}); each once, and again only after it was gone.
    */
-  private synchronized void warnNotRead() {
+  private synchronized List<String> warnNotRead() {
     java.util.Set<String> now = new java.util.LinkedHashSet<>();
     try {
       for (ConfigDirectory.NotRead n : ConfigDirectory.scan(options.config()).warnings()) {
         now.add(n.logLine());
       }
     } catch (ConfigException e) {
-      return; // gone since the load: the next load says so
+      return List.of(); // gone since the load: the next load says so
     }
     for (String line : now) {
       if (!notReadWarned.contains(line)) {
@@ -622,6 +662,14 @@ public final class MeridianServer implements AutoCloseable {
       }
     }
     notReadWarned = now;
+    return List.copyOf(now);
+  }
+
+  /** The load's warnings for /status: what the directory does not read, then serve's checks'. */
+  private static List<String> withNotRead(List<String> notRead, List<String> checks) {
+    List<String> all = new ArrayList<>(notRead);
+    all.addAll(checks);
+    return all;
   }
 
   /** The {@code --publish-dir} publisher: what it could not write shows in /status and metrics. */
@@ -630,8 +678,15 @@ public final class MeridianServer implements AutoCloseable {
         options.publishSecrets(), hub::published);
   }
 
+  /** A config put in force: how many resources changed, and what serve's checks warned about. */
+  private record Served(int changed, List<String> warnings) {}
+
+  private static List<String> warningsOf(ConfigChecks.Result checks) {
+    return checks.warnings().stream().map(ConfigChecks.Finding::toString).toList();
+  }
+
   /** Puts a config in force: serve's checks, then the hub; throws to keep the last one. */
-  private int serve(ConfigLoader.Loaded loaded) throws ConfigException {
+  private Served serve(ConfigLoader.Loaded loaded) throws ConfigException {
     ConfigChecks.Result checks = check(loaded.config());
     if (checks.rejected()) {
       List<String> why = new ArrayList<>(List.of("config rejected ("
@@ -639,26 +694,78 @@ public final class MeridianServer implements AutoCloseable {
       why.addAll(checks.rejectionMessages());
       throw new ConfigException(why);
     }
-    return hub.update(loaded.config());
+    return new Served(hub.update(loaded.config()), warningsOf(checks));
+  }
+
+  /**
+   * A held reload: an ERROR line naming what it would remove, counted and shown. {@code store}:
+   * the config store and the revision held, or null for the config files.
+   */
+  private void reportHeld(ConfigHeld held, String store, long revision) {
+    hub.reloadHeld(held.found().all());
+    LogLine line = LogLine.of("config_reload").kv("result", "held").kv("reason", "emptying");
+    if (store != null) {
+      line.kv("source", store).kv("revision", revision);
+    }
+    LOG.error(line.kv("removes", String.join("; ", held.found().all()))
+        .kv("serving", "last good config")
+        .kv("fix", "restore the config; to apply emptyings, serve --allow-emptying").toString());
+  }
+
+  /**
+   * After a failure or a hold the source holds what is served again: nothing to apply, and the
+   * state shown is ok. {@code store}: as for {@link #reportHeld}.
+   */
+  private void reportRecovered(String store, long revision) {
+    ReloadStatus.Result was = hub.reloads().state();
+    hub.reloadRecovered();
+    LogLine line = LogLine.of("config_reload").kv("result", "recovered")
+        .kv("was", was == null ? null : was.label());
+    if (store != null) {
+      line.kv("source", store).kv("revision", revision);
+    }
+    LOG.info(line.kv("serving", "the config in force, unchanged").toString());
   }
 
   /** The store's configs: each served as a file reload is; the first makes the server ready. */
   private ConfigSource.Sink storeSink() {
     FilePublisher publisher = options.publishDir() == null ? null : filePublisher();
+    Emptying.Guard guard = emptyingGuard();
     return new ConfigSource.Sink() {
       private boolean first = true;
+      /** The config last put in force: what a new one is judged against for emptying. */
+      private ServedConfig served;
+      /** The revision of the config last given, for the line that says it is held. */
+      private long given;
 
       @Override
       public void apply(ConfigLoader.Loaded loaded, long revision) throws ConfigException {
         long started = System.nanoTime();
+        given = revision;
+        if (served != null) {
+          // Keys all deleted, or a type's: held as a file that empties it is.
+          Emptying.Found found = Emptying.find(served, loaded.config(), List.of(), List.of(),
+              guard.subscribers());
+          if (guard.holds(found)) {
+            throw new ConfigHeld(found); // reported in failed(), as a rejection is
+          }
+          if (found.any()) {
+            LOG.warn(LogLine.of("config_emptying").kv("source", source.describe())
+                .kv("revision", revision).kv("removes", String.join("; ", found.all()))
+                .kv("because", found.holds() ? "--allow-emptying" : "no client subscribes to it")
+                .toString());
+          }
+        }
         // A rejection reaches failed() too (the source reports it there): counted there, once.
-        int changed = serve(loaded);
+        Served result = serve(loaded);
+        served = loaded.config();
+        int changed = result.changed();
         if (first && publisher != null) {
           // Only a config that is served is published; later ones reach it as a hub listener.
           publisher.publish(loaded.config());
           hub.register(publisher.listener());
         }
-        hub.reloaded(changed);
+        hub.reloaded(changed, result.warnings());
         updateHealth();
         LOG.info(LogLine.of(first ? "config_load" : "config_reload")
             .kv("result", "ok").kv("source", source.describe())
@@ -671,11 +778,20 @@ public final class MeridianServer implements AutoCloseable {
 
       @Override
       public void failed(ConfigException problems) {
+        if (problems instanceof ConfigHeld held) {
+          reportHeld(held, source.describe(), given);
+          return;
+        }
         hub.reloadRejected(problems.problems());
         LOG.error(LogLine.of("config_reload").kv("result", "failed")
             .kv("source", source.describe())
             .kv("serving", hub.isLoaded() ? "last good config" : "nothing yet")
             .kv("error", problems.getMessage()).toString());
+      }
+
+      @Override
+      public void recovered(long revision) {
+        reportRecovered(source.describe(), revision);
       }
     };
   }

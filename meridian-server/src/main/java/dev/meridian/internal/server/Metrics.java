@@ -71,6 +71,9 @@ public final class Metrics {
       new EnumMap<>(ResourceType.class);
   private final CounterDataPoint reloadsOk;
   private final CounterDataPoint reloadsFailed;
+  private final CounterDataPoint reloadsHeld;
+  /** Whether the config source's content is served (see {@link ReloadStatus#state}). */
+  private volatile Supplier<ReloadStatus.Result> configState = () -> null;
   private final Counter publishFailures;
   /** Streams handed a config change, summed over changes (the fan-out index's work). */
   private final Counter pushedTo;
@@ -140,10 +143,25 @@ public final class Metrics {
     perType("meridian_acks_total", "Responses the clients accepted (ACK), by type.", acks);
     perType("meridian_nacks_total", "Responses the clients rejected (NACK), by type.", nacks);
     Counter reloads = add(Counter.builder().name("meridian_config_reloads_total")
-        .help("Config loads and reloads, by result (ok, failed).")
+        .help("Config loads and reloads, by result (ok, failed; held: it would empty what is "
+            + "served).")
         .labelNames("result").withoutExemplars().build());
     reloadsOk = reloads.labelValues("ok");
     reloadsFailed = reloads.labelValues("failed");
+    reloadsHeld = reloads.labelValues("held");
+    add(GaugeWithCallback.builder().name("meridian_config_state")
+        .help("1 for the state of the config source's content: ok (it is served), failed or "
+            + "held (the last good config is served); no sample before the first load.")
+        .labelNames("state")
+        .callback(cb -> {
+          ReloadStatus.Result now = configState.get();
+          if (now != null) {
+            for (ReloadStatus.Result r : new ReloadStatus.Result[] {ReloadStatus.Result.OK,
+                ReloadStatus.Result.FAILED, ReloadStatus.Result.HELD}) {
+              cb.call(r == now ? 1 : 0, r.label());
+            }
+          }
+        }).build());
     publishFailures = add(Counter.builder().name("meridian_publish_failures_total")
         .help("Publishes of --publish-dir files that left a file not current (the files of an "
             + "older config stay while xDS serves the new one).")
@@ -337,6 +355,16 @@ public final class Metrics {
 
   public void reload(boolean ok) {
     (ok ? reloadsOk : reloadsFailed).inc();
+  }
+
+  /** A reload was held: it would empty what is served. */
+  void reloadHeld() {
+    reloadsHeld.inc();
+  }
+
+  /** Where {@code meridian_config_state} reads the state from. */
+  void configStateBy(Supplier<ReloadStatus.Result> state) {
+    this.configState = state;
   }
 
   /** A publish of files did not bring every file up to date. */

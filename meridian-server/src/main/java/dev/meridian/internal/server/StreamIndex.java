@@ -132,6 +132,13 @@ final class StreamIndex {
     }
   }
 
+  /** Whether any stream of {@code group} subscribes to {@code type}, by name or wildcard. */
+  boolean subscribed(String group, ResourceType type) {
+    Map<ResourceType, ByType> g = groups.get(group);
+    ByType t = g == null ? null : g.get(type);
+    return t != null && (!t.wildcard.isEmpty() || !t.byName.isEmpty() || !t.large.isEmpty());
+  }
+
   /** The listeners a change of {@code changes} (group → type → names) concerns. */
   List<DiscoveryHub.Listener> concerned(Map<String, Map<ResourceType, Set<String>>> changes) {
     Set<DiscoveryHub.Listener> out = new HashSet<>(everything);

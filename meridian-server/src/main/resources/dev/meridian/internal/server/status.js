@@ -78,12 +78,43 @@ function renderClients(body) {
   $("no-clients").hidden = body.count > 0;
 }
 
+/** Each result's badge colour and what it means. */
+const RESULTS = {
+  ok: ["ok", r => "served, " + r.changed + (r.changed === 1 ? " resource" : " resources") + " changed"],
+  recovered: ["ok", () => "back to the config in force: nothing to apply"],
+  held: ["warn", () => "held: it would empty what is served"],
+  failed: ["bad", () => "rejected"],
+};
+
 function renderReload(r) {
   if (!r) return "none";
-  const text = (r.result === "ok" ? "served, " + r.changed + (r.changed === 1 ? " resource" : " resources")
-    + " changed" : "rejected")
-    + " · " + time(r.at) + " (" + ago(r.at) + ")";
-  return el("span", null, el("span", "pill " + (r.result === "ok" ? "ok" : "bad"), r.result), text);
+  const [cls, what] = RESULTS[r.result] || ["warn", () => r.result];
+  return el("span", null, el("span", "pill " + cls, r.result),
+    what(r) + " · " + time(r.at) + " (" + ago(r.at) + ")");
+}
+
+/** Whether the config source's content is what is served (config_state). */
+const STATES = {
+  ok: ["ok", "its source's content is served"],
+  held: ["warn", "its source's content would empty what is served: the last good config is served"],
+  failed: ["bad", "its source's content was rejected: the last good config is served"],
+};
+
+function renderState(state) {
+  if (!state) return "not loaded yet";
+  const [cls, text] = STATES[state] || ["warn", ""];
+  return el("span", null, el("span", "pill " + cls, state), text);
+}
+
+/** A past held or rejected reload, its lines below it; marked resolved once it is not the state. */
+function renderPast(id, linesId, r, lines, current) {
+  const dd = $(id);
+  dd.replaceChildren(renderReload(r));
+  if (r && !current) dd.append(el("span", "sub", " · resolved"));
+  const pre = $(linesId);
+  pre.textContent = r ? lines.join("\n") : "";
+  pre.hidden = !r || lines.length === 0;
+  pre.classList.toggle("resolved", !current);
 }
 
 function renderStatus(s) {
@@ -100,11 +131,20 @@ function renderStatus(s) {
   $("groups").replaceChildren(...s.groups.map(g => el("tr", null, el("td", "mono", g.name),
     ...types.map(t => el("td", null, g.resources[t] || 0)), el("td", null, el("strong", null, g.total)))));
 
+  $("config-state").replaceChildren(renderState(s.config_state));
   $("last-reload").replaceChildren(renderReload(s.last_reload));
-  $("last-failed").replaceChildren(renderReload(s.last_failed_reload));
-  const errors = $("last-failed-errors");
-  errors.textContent = s.last_failed_reload ? s.last_failed_reload.errors.join("\n") : "";
-  errors.hidden = !s.last_failed_reload;
+  const warnings = s.warnings || [];
+  $("warning-count").textContent = warnings.length === 0 ? "none"
+    : warnings.length + (warnings.length === 1 ? " warning" : " warnings") + " in the config served";
+  const notes = $("config-warnings");
+  notes.textContent = warnings.join("\n");
+  notes.hidden = warnings.length === 0;
+  const held = s.last_held_reload;
+  renderPast("last-held", "last-held-removes", held, held ? held.removes : [],
+    s.config_state === "held");
+  const failed = s.last_failed_reload;
+  renderPast("last-failed", "last-failed-errors", failed, failed ? failed.errors : [],
+    s.config_state === "failed");
 
   const publish = s.publish;
   $("publish-card").hidden = !publish;

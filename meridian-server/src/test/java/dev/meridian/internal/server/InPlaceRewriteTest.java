@@ -123,15 +123,17 @@ class InPlaceRewriteTest {
   }
 
   /**
-   * Issue 18 §2: a legitimate deletion of every cluster still reaches clients, once the file has
-   * been stable for 1 s (an atomic rename: nothing half-written about it).
+   * Issue 18 §2: with emptyings allowed (serve --allow-emptying), a deletion of every cluster
+   * reaches clients once the file has been stable for 1 s (an atomic rename: nothing
+   * half-written about it). Without it, such a reload is held (EmptyingHeldTest).
    */
   @Test
   @Timeout(value = 60)
-  void deletingEveryClusterReachesClientsAfterOneSecondOfStability() throws Exception {
+  void deletingEveryClusterReachesClientsAfterOneSecondOfStabilityWhenAllowed() throws Exception {
     Path config = dir.resolve("config.yaml");
     Files.writeString(config, version("only-a"));
-    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 50)).start();
+    server = new MeridianServer(new MeridianServer.Options(config, "127.0.0.1", 0, 0, 50)
+        .withAllowEmptying(true)).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.xdsPort()).usePlaintext().build();
     RawXdsClient.Sotw sotw = RawXdsClient.sotwAds(channel, "sotw");
     sotw.send(ResourceType.CLUSTER, "", "");

@@ -128,7 +128,10 @@ class LifecycleTest {
     assertThat(got).allSatisfy(l -> assertThat(l).doesNotContain("\n"));
   }
 
-  /** Issue 18: serve says so when a config it loads has no resources at all, at start and on reload. */
+  /**
+   * Issue 18: serve says so when a config it loads has no resources at all, at start and on
+   * reload (a reload that empties what is served is applied only with --allow-emptying).
+   */
   @Test
   void logsAWarningWhenALoadedConfigHasNoResourcesAtAll() throws Exception {
     List<String> lines = new ArrayList<>();
@@ -149,7 +152,8 @@ class LifecycleTest {
     java.nio.file.Files.writeString(file, "resources: []\n");
     String warning = "WARNING empty config: no resources at all";
     try (MeridianServer server = new MeridianServer(
-        new MeridianServer.Options(file, "127.0.0.1", 0, 0, 50)).start()) {
+        new MeridianServer.Options(file, "127.0.0.1", 0, 0, 50).withAllowEmptying(true))
+        .start()) {
       assertThat(snapshot(lines)).filteredOn(l -> l.startsWith(warning)).hasSize(1);
       ConfigFiles.replaceByRename(file, OpsFixture.config("1s"));
       OpsFixture.await("the full config loaded", () -> server.hub().current().defaults().size() > 0);

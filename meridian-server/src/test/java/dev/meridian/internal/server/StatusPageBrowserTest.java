@@ -88,6 +88,37 @@ class StatusPageBrowserTest {
     }
   }
 
+  /**
+   * The state shown is the state served: the page shows the served config's warnings, a
+   * truncated file held with what it would remove, then, once the file is back, the recovery,
+   * with the hold marked resolved.
+   */
+  @Test
+  void showsWarningsAHeldReloadWithWhatItWouldRemoveAndThenItsRecovery() throws Exception {
+    try (OpsFixture f = new OpsFixture(dir)) {
+      browser.get("http://127.0.0.1:" + f.server.httpPort() + "/");
+      awaitText("config-state", "ok");
+      awaitText("warning-count", "1 warning");
+      awaitText("config-warnings", "dangling reference");
+      assertThat(browser.findElement(By.id("last-held")).getText()).isEqualTo("none");
+
+      java.nio.file.Files.write(f.file, new byte[0]);
+      awaitText("config-state", "held");
+      awaitText("last-reload", "held: it would empty what is served");
+      awaitText("last-held-removes", "the whole config: all 4 resources");
+      assertThat(browser.findElement(By.id("last-held-removes")).getText())
+          .contains("file meridian.yaml: emptied");
+      assertThat(browser.findElement(By.id("last-held")).getText()).doesNotContain("resolved");
+
+      java.nio.file.Files.writeString(f.file, OpsFixture.config("1s"));
+      awaitText("config-state", "ok");
+      awaitText("last-reload", "recovered");
+      awaitText("last-held", "resolved");
+      assertThat(browser.findElement(By.id("last-held-removes")).getAttribute("class"))
+          .contains("resolved");
+    }
+  }
+
   @Test
   void worksMountedBelowAPrefixInTheApplicationsOwnHttpServer() throws Exception {
     Meridian meridian = Meridian.builder().controlPlaneId("app-cp").build()

@@ -82,6 +82,32 @@ class StatusPageTest {
     assertThat(s.getAsJsonObject("last_failed_reload")).isEqualTo(failed);
   }
 
+  /**
+   * A load with warnings (serve's checks: here an EDS cluster without endpoints) shows them on
+   * /status, for the load and for the config served, not just "ok"; a reload without them
+   * clears them.
+   */
+  @Test
+  void aLoadWithWarningsShowsThemOnStatusUntilAReloadWithoutThem() throws Exception {
+    JsonObject s = f.getJson("/status");
+    assertThat(s.get("config_state").getAsString()).isEqualTo("ok");
+    assertThat(s.getAsJsonArray("warnings")).hasSize(1);
+    assertThat(s.getAsJsonArray("warnings").get(0).getAsString())
+        .startsWith("dangling reference: ").contains("greeter-v2");
+    assertThat(s.getAsJsonObject("last_reload").getAsJsonArray("warnings"))
+        .isEqualTo(s.getAsJsonArray("warnings"));
+
+    f.reload(OpsFixture.config("1s") + """
+          - "@type": type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment
+            cluster_name: greeter-v2
+        """);
+    s = f.getJson("/status");
+    assertThat(s.getAsJsonArray("warnings")).isEmpty();
+    assertThat(s.getAsJsonObject("last_reload").getAsJsonArray("warnings")).isEmpty();
+    assertThat(s.getAsJsonObject("last_reload").getAsJsonArray("removes")).isEmpty();
+    assertThat(s.get("last_held_reload").isJsonNull()).isTrue();
+  }
+
   @Test
   void nackMessagesAreInClientsForThePage() throws Exception {
     try (RawXdsClient.Sotw envoy = f.ads("envoy-a", "edge")) {
