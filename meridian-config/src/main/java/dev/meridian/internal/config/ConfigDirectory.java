@@ -57,9 +57,10 @@ public final class ConfigDirectory {
     } catch (IOException e) {
       return new Listing(read, List.of(), List.of()); // the loader said why it cannot list it
     }
+    java.util.Set<Path> reading = new java.util.HashSet<>(read);
     for (Path p : entries) {
       String name = p.getFileName().toString();
-      if (name.startsWith(".") || read.contains(p)) {
+      if (name.startsWith(".") || reading.contains(p)) {
         continue;
       }
       String keep = "start its name with '.' to keep it unread without this warning";

@@ -24,7 +24,7 @@ final class YamlErrors {
     if (line < 1 || line > lines.length) {
       return null;
     }
-    if (problem.contains("(TAB)") || problem.contains("\\t")) {
+    if (problem.contains("(TAB)") || problem.contains("tab character")) {
       return new ConfigNode.Invalid(line, column, "line " + line + ": a tab in the "
           + "indentation; YAML indents with spaces only");
     }

@@ -129,7 +129,12 @@ final class YamlTree {
       int line = mark != null ? mark.getLine() + 1 : 1;
       int column = mark != null ? mark.getColumn() + 1 : 1;
       // A misplaced key or list item, a tab, an unquoted ": ": said in the file's terms.
-      ConfigNode.Invalid said = YamlErrors.explain(text, e.getProblem(), line, column);
+      ConfigNode.Invalid said;
+      try {
+        said = YamlErrors.explain(text, e.getProblem(), line, column);
+      } catch (RuntimeException unexpected) {
+        said = null; // the parser's own words, rather than none
+      }
       if (said != null) {
         throw new ConfigNode.Invalid(said.line, said.column, "invalid YAML: " + said.getMessage());
       }
