@@ -47,8 +47,8 @@ final class ClientOptions {
 
   @Option(names = "--log-level", defaultValue = "warn", paramLabel = "LEVEL",
       converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
-      description = "Level of Meridian's own log lines on stderr: ${COMPLETION-CANDIDATES} "
-          + "(default ${DEFAULT-VALUE}).")
+      description = "Level of Meridian's own log lines on stderr: ${COMPLETION-CANDIDATES}; "
+          + "debug also shows the gRPC library's own warnings (default ${DEFAULT-VALUE}).")
   Logging.Level logLevel;
 
   @Option(names = "--max-response-bytes", defaultValue = MAX_RESPONSE_DEFAULT, paramLabel = "BYTES",

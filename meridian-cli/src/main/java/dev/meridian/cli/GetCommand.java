@@ -91,7 +91,7 @@ final class GetCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Logging.configure(opts.logLevel);
+    Logging.configureClient(opts.logLevel);
     List<String> names = new ArrayList<>(opts.names);
     ResourceType type = type(names);
     if (!opts.delta && !type.availableInSotw()) {

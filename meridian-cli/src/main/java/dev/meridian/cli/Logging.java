@@ -45,6 +45,19 @@ final class Logging {
     configure(level, Format.TEXT);
   }
 
+  /**
+   * For the client commands (get, watch, resolve, status), which say in one line of their own why
+   * a server could not be reached: the gRPC library's warnings about the same failure (an
+   * unknown host's comes with a stack trace) are shown only with {@code --log-level debug}.
+   */
+  static void configureClient(Level level) {
+    configure(level, Format.TEXT);
+    java.util.logging.Level libraries = level == Level.DEBUG ? java.util.logging.Level.WARNING
+        : java.util.logging.Level.OFF;
+    hold("io.grpc").setLevel(libraries); // grpc-netty-shaded's Netty logs under io.grpc too
+    hold("io.netty").setLevel(libraries);
+  }
+
   static void configure(Level level, Format format) {
     java.util.logging.Level meridian = level.jul;
     Logger root = Logger.getLogger("");

@@ -77,8 +77,8 @@ final class ResolveCommand implements Callable<Integer> {
 
   @Option(names = "--log-level", defaultValue = "warn", paramLabel = "LEVEL",
       converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
-      description = "Level of Meridian's own log lines on stderr: ${COMPLETION-CANDIDATES} "
-          + "(default ${DEFAULT-VALUE}).")
+      description = "Level of Meridian's own log lines on stderr: ${COMPLETION-CANDIDATES}; "
+          + "debug also shows the gRPC library's own warnings (default ${DEFAULT-VALUE}).")
   Logging.Level logLevel;
 
   @Option(names = "--max-response-bytes", defaultValue = ClientOptions.MAX_RESPONSE_DEFAULT,
@@ -103,7 +103,7 @@ final class ResolveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Logging.configure(logLevel);
+    Logging.configureClient(logLevel);
     TlsConfig tlsConfig = tls.checkedConfig();
     Map<String, String> hdrs = new LinkedHashMap<>();
     for (String h : headers) {

@@ -399,6 +399,9 @@ final class ServeCommand implements Callable<Integer> {
     } catch (ConfigException e) {
       System.err.println("meridian: invalid config: " + e.getMessage());
       return 2;
+    } catch (MeridianServer.CannotListen e) {
+      System.err.println("meridian: " + e.getMessage()); // names the address, flag and a way out
+      return 3;
     } catch (java.io.IOException e) {
       System.err.println("meridian: cannot listen: " + e.getMessage());
       return 3;

@@ -59,11 +59,18 @@ final class StatusCommand implements Callable<Integer> {
       description = ClientOptions.MAX_RESPONSE_HELP)
   int maxResponseBytes;
 
+  @Option(names = "--log-level", defaultValue = "warn", paramLabel = "LEVEL",
+      converter = Choice.LogLevels.class, completionCandidates = Choice.LogLevels.class,
+      description = "Level of log lines on stderr: ${COMPLETION-CANDIDATES}; debug also shows "
+          + "the gRPC library's own warnings (default ${DEFAULT-VALUE}).")
+  Logging.Level logLevel;
+
   @Mixin
   TlsOptions tls;
 
   @Override
   public Integer call() {
+    Logging.configureClient(logLevel);
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     ReloadingTlsCredentials creds = tls.open();

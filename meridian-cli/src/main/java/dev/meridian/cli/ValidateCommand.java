@@ -1,12 +1,14 @@
 package dev.meridian.cli;
 
 import dev.meridian.internal.config.ConfigChecks;
+import dev.meridian.internal.config.ConfigDirectory;
 import dev.meridian.internal.config.ConfigException;
 import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.GrpcProfile;
 import dev.meridian.internal.config.ReferenceCheck;
 import dev.meridian.internal.config.RuleCheck;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -71,8 +73,11 @@ final class ValidateCommand implements Callable<Integer> {
       loaded = new ConfigLoader(ruleCheck).load(config);
     } catch (ConfigException e) {
       err.println("meridian: invalid config: " + e.getMessage());
+      // What was not read may be why: a config moved into a subdirectory, say.
+      listing().warnings().forEach(w -> err.println("warning: " + w));
       return 2;
     }
+    ConfigDirectory.Listing listing = listing();
     // The very checks serve runs on this config (ConfigChecks), with the same mode.
     ConfigChecks.Result checks = ConfigChecks.run(loaded.config(), referenceCheck, mtls);
     if (checks.rejected()) {
@@ -84,8 +89,18 @@ final class ValidateCommand implements Callable<Integer> {
     // With --profile grpc, the profile's own report below lists every grpc finding once.
     List<ConfigChecks.Finding> warnings = checks.warnings().stream()
         .filter(f -> profile == null || f.check() != ConfigChecks.Check.GRPC_PROFILE).toList();
+    int warned = listing.warnings().size() + warnings.size();
     out.printf("%s: valid: %d resources in %d group(s)%s%n", config, loaded.resources(),
-        loaded.groups() + 1, warnings.isEmpty() ? "" : ", " + warnings.size() + " warning(s)");
+        loaded.groups() + 1, warned == 0 ? "" : ", " + warned + " warning(s)");
+    if (Files.isDirectory(config)) {
+      // A directory's files are named, so a file that is not read is never a surprise.
+      out.println("read: " + (loaded.files().isEmpty() ? "no .yaml, .yml or .json file"
+          : names(loaded.files())));
+      if (!listing.ignored().isEmpty()) {
+        out.println("not read: " + names(listing.ignored()) + " (not .yaml, .yml or .json)");
+      }
+    }
+    listing.warnings().forEach(w -> out.println("warning: " + w));
     warnings.forEach(f -> out.println("warning: " + f));
     if (profile == null) {
       return 0;
@@ -95,5 +110,20 @@ final class ValidateCommand implements Callable<Integer> {
     findings.forEach(out::println);
     out.printf("grpc profile: %d error(s), %d warning(s)%n", errors, findings.size() - errors);
     return errors > 0 ? 1 : 0;
+  }
+
+  /** What the config directory holds besides the files read; empty for a file. */
+  private ConfigDirectory.Listing listing() {
+    try {
+      return ConfigDirectory.scan(config);
+    } catch (ConfigException e) {
+      return new ConfigDirectory.Listing(List.of(), List.of(), List.of());
+    }
+  }
+
+  /** File names relative to the config directory, comma-separated. */
+  private String names(List<Path> files) {
+    return String.join(", ",
+        files.stream().map(f -> ConfigDirectory.relative(config, f).toString()).toList());
   }
 }

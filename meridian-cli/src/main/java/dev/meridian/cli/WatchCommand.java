@@ -64,7 +64,7 @@ final class WatchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Logging.configure(opts.logLevel);
+    Logging.configureClient(opts.logLevel);
     ResourceType type = this.type;
     if (!opts.delta && !type.availableInSotw()) {
       err.println("meridian watch: " + type.shortName() + " are only served by Delta xDS: add --delta");

@@ -282,4 +282,78 @@ class ValidateCommandTest {
         .isEqualTo(2);
     assertThat(err.toString()).contains("'pgv' is not one of envoy, off");
   }
+
+  /** A directory of the trial: a config, notes, a README and a broken file one level down. */
+  private Path trialDirectory() throws Exception {
+    Path conf = Files.createDirectory(dir.resolve("conf.d"));
+    Files.writeString(conf.resolve("clusters.yaml"), "resources:\n- {'@type': "
+        + "type.googleapis.com/envoy.config.cluster.v3.Cluster, name: c, type: STATIC}\n");
+    Files.writeString(conf.resolve("notes.txt"), "to do\n");
+    Files.writeString(conf.resolve("README.md"), "# config\n");
+    Files.createDirectory(conf.resolve("sub"));
+    Files.writeString(conf.resolve("sub/x.yaml"), "resources: [ broken\n");
+    return conf;
+  }
+
+  @Test
+  void aDirectoryNamesTheFilesItReadAndWarnsAboutASubdirectoryItDoesNot() throws Exception {
+    Path conf = trialDirectory();
+    assertThat(run("validate", "--config", conf.toString())).isZero();
+    assertThat(out.toString()).isEqualTo(conf + ": valid: 1 resources in 1 group(s), 1 warning(s)\n"
+        + "read: clusters.yaml\n"
+        + "not read: README.md, notes.txt (not .yaml, .yml or .json)\n"
+        + "warning: config_not_read path=" + conf.resolve("sub") + " reason=\"a subdirectory, not"
+        + " read: a config directory's own files are read, not its subdirectories'; it holds"
+        + " sub/x.yaml\" fix=\"move its files up into " + conf + ", or start its name with '.'"
+        + " to keep it unread without this warning\"\n");
+  }
+
+  @Test
+  void anInvalidDirectoryStillWarnsAboutWhatItDidNotRead() throws Exception {
+    Path conf = trialDirectory();
+    Files.writeString(conf.resolve("clusters.yaml"), "resources: [ {name: x} ]\n");
+    assertThat(run("validate", "--config", conf.toString())).isEqualTo(2);
+    assertThat(err.toString()).contains("meridian: invalid config: ")
+        .contains("warning: config_not_read path=" + conf.resolve("sub"));
+  }
+
+  /**
+   * What validate warns about in a directory is what serve logs, line for line, and serve's
+   * config_load line names the files it read.
+   */
+  @Test
+  void aDirectorysWarningsAreServesLogLinesAndConfigLoadNamesTheFilesRead() throws Exception {
+    Path conf = trialDirectory();
+    Files.writeString(conf.resolve("routes.yaml.bak"), ROUTE_TO_NOWHERE);
+    List<String> logged = new ArrayList<>();
+    List<String> info = new ArrayList<>();
+    Handler h = new Handler() {
+      @Override public void publish(LogRecord r) {
+        synchronized (logged) {
+          (r.getLevel() == Level.WARNING ? logged : info).add(new SimpleFormatter().formatMessage(r));
+        }
+      }
+
+      @Override public void flush() {}
+
+      @Override public void close() {}
+    };
+    Logger logger = Logger.getLogger("dev.meridian.server");
+    logger.addHandler(h);
+    try (MeridianServer server = new MeridianServer(new MeridianServer.Options(conf,
+        "127.0.0.1", 0, 0, 1000)).start()) {
+      assertThat(server.xdsPort()).isPositive();
+    } finally {
+      logger.removeHandler(h);
+    }
+    assertThat(run("validate", "--config", conf.toString())).isZero();
+    List<String> printed = out.toString().lines().filter(l -> l.startsWith("warning: "))
+        .map(l -> l.substring("warning: ".length())).toList();
+    synchronized (logged) {
+      assertThat(printed).hasSize(2).containsExactlyInAnyOrderElementsOf(logged);
+      assertThat(info).anySatisfy(l -> assertThat(l)
+          .startsWith("config_load result=ok resources=1 groups=1 path=" + conf)
+          .endsWith(" files=1 read=clusters.yaml"));
+    }
+  }
 }

@@ -293,14 +293,15 @@ public final class ConfigLoader {
         reader.read(same.root);
         continue;
       }
+      if (b == null) {
+        problems.add(file + ": cannot read: " + contents.unreadable().get(file));
+        continue;
+      }
       String text;
       try {
-        if (b == null) {
-          throw new IOException(contents.unreadable().get(file));
-        }
         text = decode(b);
-      } catch (IOException e) {
-        problems.add(file + ": cannot read: " + e.getMessage());
+      } catch (ConfigNode.Invalid e) {
+        problems.add(file + ":" + e.line + ":" + e.column + ": " + e.getMessage());
         continue;
       }
       reader.bytes = b;
@@ -1057,14 +1058,99 @@ public final class ConfigLoader {
     }
   }
 
-  /** UTF-8, strictly: a malformed byte is an error, not a replacement character. */
-  private static String decode(byte[] b) throws IOException {
+  /**
+   * UTF-8, strictly: a malformed byte is an error, not a replacement character. A file that is
+   * not text (an image, an archive, UTF-16) is named as such, at its first byte that is not
+   * UTF-8 text, so that a wrong --config path reads as one.
+   */
+  static String decode(byte[] b) throws ConfigNode.Invalid {
+    boolean ascii = true;
     for (byte x : b) {
-      if (x < 0) {
-        return StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(b)).toString();
+      if (x == 0) {
+        ascii = false; // text never holds a NUL: found below, with its position
+        break;
+      }
+      ascii &= x >= 0;
+    }
+    if (ascii) {
+      return new String(b, StandardCharsets.US_ASCII); // most configs: no copy through a CharBuffer
+    }
+    java.nio.charset.CharsetDecoder d = StandardCharsets.UTF_8.newDecoder();
+    java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(b);
+    java.nio.CharBuffer out = java.nio.CharBuffer.allocate(b.length);
+    java.nio.charset.CoderResult r = d.decode(in, out, true);
+    if (!r.isError()) {
+      r = d.flush(out);
+    }
+    int nul = indexOfNul(b, r.isError() ? in.position() : b.length);
+    if (nul >= 0 || r.isError()) {
+      throw notText(b, nul >= 0 ? nul : in.position());
+    }
+    return out.flip().toString();
+  }
+
+  private static int indexOfNul(byte[] b, int end) {
+    for (int i = 0; i < end; i++) {
+      if (b[i] == 0) {
+        return i;
       }
     }
-    return new String(b, StandardCharsets.US_ASCII); // most configs: no copy through a CharBuffer
+    return -1;
+  }
+
+  /** Says where {@code b} stops being UTF-8 text, and what it looks like instead. */
+  private static ConfigNode.Invalid notText(byte[] b, int at) {
+    int lineStart = 0;
+    int line = 1;
+    for (int i = 0; i < at; i++) {
+      if (b[i] == '\n') {
+        line++;
+        lineStart = i + 1;
+      }
+    }
+    String before = new String(b, lineStart, at - lineStart, StandardCharsets.UTF_8);
+    int column = before.codePointCount(0, before.length()) + 1;
+    String what = String.format("byte 0x%02X at offset %d", b[at] & 0xff, at)
+        + (b[at] == 0 ? " is a NUL, which text never holds" : " is not valid UTF-8");
+    String looks = looksLike(b);
+    return new ConfigNode.Invalid(line, column, "not UTF-8 text: " + what
+        + (looks != null ? " (" + looks + ")" : "")
+        + "; a config file is YAML or JSON text in UTF-8: is this the file you meant?");
+  }
+
+  /** What a file that is not UTF-8 text seems to be, from its first bytes; null if unknown. */
+  private static String looksLike(byte[] b) {
+    if (starts(b, 0xFF, 0xFE) || starts(b, 0xFE, 0xFF)) {
+      return "it starts with a UTF-16 byte order mark: save it as UTF-8";
+    }
+    if (starts(b, 0x89, 'P', 'N', 'G')) {
+      return "it looks like a PNG image";
+    }
+    if (starts(b, 0xFF, 0xD8, 0xFF)) {
+      return "it looks like a JPEG image";
+    }
+    if (starts(b, 0x1F, 0x8B)) {
+      return "it looks gzip-compressed";
+    }
+    if (starts(b, 'P', 'K', 3, 4)) {
+      return "it looks like a zip archive";
+    }
+    if (starts(b, 0x7F, 'E', 'L', 'F')) {
+      return "it looks like a program (ELF)";
+    }
+    return null;
+  }
+
+  private static boolean starts(byte[] b, int... prefix) {
+    if (b.length < prefix.length) {
+      return false;
+    }
+    for (int i = 0; i < prefix.length; i++) {
+      if ((b[i] & 0xff) != prefix[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static boolean isJson(Path file) {

@@ -339,7 +339,9 @@ final class MessageReader {
     }
     Descriptor content = registry.find(url.substring(slash + 1));
     if (content == null) {
-      problem(t, where.field("@type"), "unknown type `" + url + "`");
+      String closest = registry.closest(url.substring(slash + 1));
+      problem(t, where.field("@type"), "unknown type `" + url + "`" + (closest == null ? ""
+          : "; did you mean `" + url.substring(0, slash + 1) + closest + "`?"));
       return;
     }
     Descriptor anyType = b.getDescriptorForType();

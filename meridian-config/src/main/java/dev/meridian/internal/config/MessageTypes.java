@@ -24,6 +24,26 @@ final class MessageTypes {
     return resolver.find(fullName);
   }
 
+  /**
+   * The message of Envoy's API whose full name is a typo away from {@code fullName}, or null:
+   * for "did you mean" after an unknown {@code @type}. Runs over every known message (the full
+   * scan), so only for a name that was not found.
+   */
+  String closest(String fullName) {
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (Descriptor d : EnvoyTypeRegistry.get().descriptors()) {
+      String name = d.getFullName();
+      int distance = Suggest.distance(fullName, name);
+      if (distance < bestDistance || distance == bestDistance && distance != Integer.MAX_VALUE
+          && name.compareTo(best) < 0) {
+        best = name;
+        bestDistance = distance;
+      }
+    }
+    return best;
+  }
+
   /** {@code type}'s fields by proto name and by JSON name. */
   Map<String, FieldDescriptor> fieldNames(Descriptor type) {
     return fieldNames.computeIfAbsent(type, t -> {

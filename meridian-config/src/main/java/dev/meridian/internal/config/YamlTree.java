@@ -126,8 +126,19 @@ final class YamlTree {
       root = new Compose(settings).composeString(text);
     } catch (MarkedYamlEngineException e) {
       Mark mark = e.getProblemMark().or(e::getContextMark).orElse(null);
-      throw new ConfigNode.Invalid(mark != null ? mark.getLine() + 1 : 1,
-          mark != null ? mark.getColumn() + 1 : 1, "invalid YAML: " + e.getProblem()
+      int line = mark != null ? mark.getLine() + 1 : 1;
+      int column = mark != null ? mark.getColumn() + 1 : 1;
+      // A misplaced key or list item, a tab, an unquoted ": ": said in the file's terms.
+      ConfigNode.Invalid said;
+      try {
+        said = YamlErrors.explain(text, e.getProblem(), line, column);
+      } catch (RuntimeException unexpected) {
+        said = null; // the parser's own words, rather than none
+      }
+      if (said != null) {
+        throw new ConfigNode.Invalid(said.line, said.column, "invalid YAML: " + said.getMessage());
+      }
+      throw new ConfigNode.Invalid(line, column, "invalid YAML: " + e.getProblem()
           + (e.getContext() != null ? " (" + e.getContext() + ")" : ""));
     } catch (YamlEngineException e) {
       throw new ConfigNode.Invalid(1, 1, "invalid YAML: " + e.getMessage());

@@ -161,7 +161,8 @@ class FieldErrorsTest {
         """);
     assertThat(e.getMessage()).startsWith(dir.resolve("e.yaml") + ":5:16: ")
         .endsWith("typed_config.@type: unknown type"
-            + " `type.googleapis.com/envoy.extensions.filters.http.router.v3.Routr`");
+            + " `type.googleapis.com/envoy.extensions.filters.http.router.v3.Routr`; did you mean"
+            + " `type.googleapis.com/envoy.extensions.filters.http.router.v3.Router`?");
   }
 
   @Test

@@ -5,9 +5,9 @@ import io.grpc.Grpc;
 import io.grpc.ServerTransportFilter;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
-import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerAdapter;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslHandler;
 import java.net.SocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,6 +33,7 @@ final class ConnectionGate {
   private final PeerCounts peers;
   private final LogGate refusals = new LogGate(java.time.Clock.systemUTC(),
       java.time.Duration.ofMinutes(1));
+  private final HandshakeFailures handshakes;
   /** Open connections by remote address (unique: an address and a port), for transportReady. */
   private final ConcurrentHashMap<SocketAddress, Connection> byRemote = new ConcurrentHashMap<>();
 
@@ -45,6 +46,7 @@ final class ConnectionGate {
     this.peers = new PeerCounts(perPeer);
     this.perIdentity = perIdentity;
     this.metrics = metrics;
+    this.handshakes = new HandshakeFailures(java.time.Clock.systemUTC(), metrics);
   }
 
   /** One open connection: its channel, the peer it counts against, its partial message bytes. */
@@ -72,11 +74,29 @@ final class ConnectionGate {
     }
   }
 
-  /** A handler that does nothing, first in each connection's pipeline: where closeNow starts. */
+  /**
+   * First in each connection's pipeline: where closeNow starts, and where a closed connection's
+   * TLS handshake is looked at (the TLS handler, further in, keeps its outcome).
+   */
   private static final String FIRST = "meridian-connection";
 
   @ChannelHandler.Sharable
-  private static final class First extends ChannelHandlerAdapter {}
+  private final class First extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+      SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+      if (ssl != null) {
+        // Done, or failed as soon as the TLS handler hears of the close, after this handler.
+        SocketAddress remote = ctx.channel().remoteAddress();
+        ssl.handshakeFuture().addListener(f -> {
+          if (!f.isSuccess()) {
+            handshakes.failed(remote, f.cause());
+          }
+        });
+      }
+      super.channelInactive(ctx);
+    }
+  }
 
   private final First firstHandler = new First();
 

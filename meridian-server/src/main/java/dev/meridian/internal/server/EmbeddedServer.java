@@ -422,6 +422,18 @@ public final class EmbeddedServer implements AutoCloseable {
    */
   @Override
   public void close() {
+    close(true);
+  }
+
+  /**
+   * Closes a server whose start failed before it served: as {@link #close}, without the
+   * {@code shutdown} line, which would read as the end of a server that ran.
+   */
+  void abandon() {
+    close(false);
+  }
+
+  private void close(boolean logged) {
     if (!closing.compareAndSet(false, true)) {
       return;
     }
@@ -465,6 +477,9 @@ public final class EmbeddedServer implements AutoCloseable {
       }
     }
     streamPool.shutdownNow();
+    if (!logged) {
+      return;
+    }
     LOG.info(LogLine.of("shutdown").kv("streams", streams)
         .kv("forced", forced)
         .kv("duration_ms", (System.nanoTime() - started) / 1_000_000).toString());

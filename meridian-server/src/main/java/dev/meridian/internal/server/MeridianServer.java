@@ -5,6 +5,7 @@ import dev.meridian.internal.config.ConfigLoader;
 import dev.meridian.internal.config.ConfigSource;
 import dev.meridian.internal.config.ConfigWatcher;
 import dev.meridian.internal.config.ConfigChecks;
+import dev.meridian.internal.config.ConfigDirectory;
 import dev.meridian.internal.config.ConfigHeld;
 import dev.meridian.internal.config.Emptying;
 import dev.meridian.internal.protocol.LogLine;
@@ -406,6 +407,17 @@ public final class MeridianServer implements AutoCloseable {
     }
   }
 
+  /**
+   * A port the server cannot listen on; the message names its address, the flag that set it and
+   * what to do, e.g. {@code cannot listen on 0.0.0.0:18000 (--xds-port 18000): the address is
+   * already in use: ...}.
+   */
+  public static final class CannotListen extends IOException {
+    CannotListen(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
   private final Options options;
   /** The hub, its pools, the xDS services and gRPC server: the engine the embedding API runs on. */
   private final EmbeddedServer engine;
@@ -457,6 +469,12 @@ public final class MeridianServer implements AutoCloseable {
   }
 
   public MeridianServer start() throws ConfigException, IOException {
+    try {
+      Listening.check(ports());
+    } catch (CannotListen e) {
+      abandon();
+      throw e;
+    }
     if (options.tls() != null) {
       Options.Tls t = options.tls();
       try {
@@ -483,7 +501,10 @@ public final class MeridianServer implements AutoCloseable {
       hub.metrics().storeStatusBy(source::status);
       source.start(storeSink());
     }
+    Listening.Port[] ports = ports().toArray(Listening.Port[]::new);
+    Listening.Port binding = ports[0];
     try {
+      binding = ports[1];
       http = new AdminHttpServer(new InetSocketAddress(options.adminBind(), options.httpPort()),
           () -> !closing.get(), this::isReady, hub, source, logLevels, options.bounds(),
           options.adminAllowedHosts());
@@ -495,6 +516,7 @@ public final class MeridianServer implements AutoCloseable {
             engine.streamPool(), engine.ticker(), options.restMaxWait(),
             options.allowPlaintextSecrets(), options.bounds(), restExecutor,
             engine.requestMemory());
+        binding = ports[2];
         try {
           rest = new RestHttpServer(new InetSocketAddress(options.bind(), options.restPort()),
               restDiscovery, tls, restExecutor);
@@ -507,15 +529,46 @@ public final class MeridianServer implements AutoCloseable {
       if (closing.get()) {
         throw new IOException("closed while starting");
       }
+      binding = ports[0];
       engine.start(new InetSocketAddress(options.bind(), options.xdsPort()), tls,
           options.csdsIdentity());
     } catch (IOException e) {
-      close();
-      throw e;
+      // Taken since the check above (by another process, say): nothing was served, so the
+      // start ends without a shutdown line.
+      abandon();
+      throw Listening.translate(binding, e);
     }
     serving = true;
     updateHealth();
     return this;
+  }
+
+  /** The ports to listen on, the xDS port first, with the flags that set them. */
+  private List<Listening.Port> ports() {
+    List<Listening.Port> ports = new ArrayList<>(List.of(
+        new Listening.Port("--xds-port", options.xdsPort(), "--bind", options.bind()),
+        new Listening.Port("--http-port", options.httpPort(), "--admin-bind",
+            options.adminBind())));
+    if (options.restPort() != null) {
+      ports.add(new Listening.Port("--rest-port", options.restPort(), "--bind", options.bind()));
+    }
+    return ports;
+  }
+
+  /** Ends a start that failed before it served anything: as close, without a shutdown line. */
+  private void abandon() {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    serving = false;
+    if (watcher != null) {
+      watcher.close();
+    }
+    if (source != null) {
+      source.close();
+    }
+    engine.abandon();
+    closed.countDown();
   }
 
   /**
@@ -537,7 +590,7 @@ public final class MeridianServer implements AutoCloseable {
       // A rejection keeps the served config as the one the watcher compares with; it reports it.
       Served served = serve(loaded);
       long pushMillis = (System.nanoTime() - pushStarted) / 1_000_000;
-      hub.reloaded(served.changed(), served.warnings());
+      hub.reloaded(served.changed(), withNotRead(warnNotRead(), served.warnings()));
       LOG.info(LogLine.of("config_reload").kv("result", "ok")
           .kv("resources", loaded.resources()).kv("groups", loaded.groups() + 1)
           .kv("files", loaded.files().size()).kv("changed", served.changed())
@@ -576,10 +629,47 @@ public final class MeridianServer implements AutoCloseable {
       hub.register(publisher.listener());
       publisher.publish(first.config());
     }
-    hub.reloaded(hub.update(first.config()), warningsOf(checks));
+    hub.reloaded(hub.update(first.config()), withNotRead(warnNotRead(), warningsOf(checks)));
     LOG.info(LogLine.of("config_load").kv("result", "ok")
         .kv("resources", first.resources()).kv("groups", first.groups() + 1)
-        .kv("path", options.config()).toString());
+        .kv("path", options.config()).kv("files", first.files().size())
+        .kv("read", ConfigDirectory.names(options.config(), first.files(), READ_NAMES))
+        .toString());
+  }
+
+  /** How many file names the config_load line lists; the rest are counted. */
+  private static final int READ_NAMES = 50;
+
+  /** The config_not_read warnings of the last load: a reload logs only those that are new. */
+  private java.util.Set<String> notReadWarned = java.util.Set.of();
+
+  /**
+   * Warns about what the config directory holds that looks meant as config and is not read (a
+   * subdirectory, {@code x.yaml.bak}); each once, and again only after it was gone.
+   */
+  private synchronized List<String> warnNotRead() {
+    java.util.Set<String> now = new java.util.LinkedHashSet<>();
+    try {
+      for (ConfigDirectory.NotRead n : ConfigDirectory.scan(options.config()).warnings()) {
+        now.add(n.logLine());
+      }
+    } catch (ConfigException e) {
+      return List.of(); // gone since the load: the next load says so
+    }
+    for (String line : now) {
+      if (!notReadWarned.contains(line)) {
+        LOG.warn("{}", line);
+      }
+    }
+    notReadWarned = now;
+    return List.copyOf(now);
+  }
+
+  /** The load's warnings for /status: what the directory does not read, then serve's checks'. */
+  private static List<String> withNotRead(List<String> notRead, List<String> checks) {
+    List<String> all = new ArrayList<>(notRead);
+    all.addAll(checks);
+    return all;
   }
 
   /** The {@code --publish-dir} publisher: what it could not write shows in /status and metrics. */

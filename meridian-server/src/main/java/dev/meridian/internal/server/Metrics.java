@@ -78,6 +78,7 @@ public final class Metrics {
   /** Streams handed a config change, summed over changes (the fan-out index's work). */
   private final Counter pushedTo;
   private final Counter streamsDenied;
+  private final Counter tlsHandshakeFailures;
   private final CounterDataPoint tlsReloadsOk;
   private final CounterDataPoint tlsReloadsFailed;
   private final Counter secretsWithheld;
@@ -128,6 +129,11 @@ public final class Metrics {
         .help("Changed TLS files re-read, by result (ok; failed: the previous material stays in "
             + "use).")
         .labelNames("result").withoutExemplars().build());
+    tlsHandshakeFailures = add(Counter.builder().name("meridian_tls_handshake_failures_total")
+        .help("TLS handshakes on the xDS port that failed (each logged as tls_handshake_failed, "
+            + "at most once a minute per peer address); connections closed before any TLS error "
+            + "are not counted.")
+        .withoutExemplars().build());
     tlsReloadsOk = tls.labelValues("ok");
     tlsReloadsFailed = tls.labelValues("failed");
     perType("meridian_requests_total", "Discovery requests received, by type.", requests);
@@ -335,6 +341,11 @@ public final class Metrics {
   /** A Secret a stream asked for was withheld from it (issue 20). */
   void secretWithheld() {
     secretsWithheld.inc();
+  }
+
+  /** A TLS handshake on the xDS port failed. */
+  void tlsHandshakeFailed() {
+    tlsHandshakeFailures.inc();
   }
 
   /** Changed TLS files were re-read: {@code ok}, or refused (the previous stay in use). */

@@ -166,6 +166,56 @@ class LifecycleTest {
     }
   }
 
+  /**
+   * A config directory's subdirectory is not read: serve says so at start, and when one appears
+   * later, at the next reload, once; config_load names the files it read.
+   */
+  @Test
+  void aSubdirectoryOfAConfigDirectoryIsWarnedAboutOnceAndConfigLoadNamesTheFilesRead()
+      throws Exception {
+    List<String> lines = new ArrayList<>();
+    Handler h = new Handler() {
+      @Override public void publish(LogRecord r) {
+        synchronized (lines) {
+          lines.add(r.getLevel() + " " + new java.util.logging.SimpleFormatter().formatMessage(r));
+        }
+      }
+
+      @Override public void flush() {}
+
+      @Override public void close() {}
+    };
+    Logger logger = Logger.getLogger("dev.meridian.server");
+    Level before = logger.getLevel();
+    logger.setLevel(Level.INFO);
+    logger.addHandler(h);
+    Path conf = java.nio.file.Files.createDirectory(dir.resolve("conf.d"));
+    Path a = java.nio.file.Files.writeString(conf.resolve("a.yaml"), OpsFixture.config("1s"));
+    java.nio.file.Files.writeString(conf.resolve("README.md"), "# not config\n");
+    String warning = "WARNING config_not_read path=" + conf.resolve("sub")
+        + " reason=\"a subdirectory, not read: a config directory's own files are read, not its"
+        + " subdirectories'; it holds sub/x.yaml\"";
+    try (MeridianServer server = new MeridianServer(
+        new MeridianServer.Options(conf, "127.0.0.1", 0, 0, 50)).start()) {
+      assertThat(snapshot(lines)).anySatisfy(l -> assertThat(l)
+          .isEqualTo("INFO config_load result=ok resources=4 groups=1 path=" + conf
+              + " files=1 read=a.yaml"));
+      assertThat(snapshot(lines)).noneSatisfy(l -> assertThat(l).contains("config_not_read"));
+      java.nio.file.Files.createDirectory(conf.resolve("sub"));
+      java.nio.file.Files.writeString(conf.resolve("sub/x.yaml"), "resources: [ broken\n");
+      for (String timeout : List.of("2s", "3s")) {
+        long reloads = snapshot(lines).stream().filter(l -> l.contains("config_reload")).count();
+        ConfigFiles.replaceByRename(a, OpsFixture.config(timeout));
+        OpsFixture.await("a reload", () -> snapshot(lines).stream()
+            .filter(l -> l.contains("config_reload result=ok")).count() > reloads);
+        assertThat(snapshot(lines)).filteredOn(l -> l.startsWith(warning)).hasSize(1);
+      }
+    } finally {
+      logger.removeHandler(h);
+      logger.setLevel(before);
+    }
+  }
+
   private static List<String> snapshot(List<String> lines) {
     synchronized (lines) {
       return new ArrayList<>(lines);
