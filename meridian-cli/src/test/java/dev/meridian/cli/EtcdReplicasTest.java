@@ -265,7 +265,13 @@ class EtcdReplicasTest {
       @Override public void close() {}
     };
     server.addHandler(capture);
-    open.add(() -> server.removeHandler(capture));
+    // Other tests of this JVM set log levels (serve --log-level): the INFO lines are wanted here.
+    java.util.logging.Level level = server.getLevel();
+    server.setLevel(java.util.logging.Level.INFO);
+    open.add(() -> {
+      server.removeHandler(capture);
+      server.setLevel(level);
+    });
     MeridianServer holding = replica(url, o -> o);
     MeridianServer allowing = replica(url, o -> o.withAllowEmptying(true));
     await("replicas ready", () -> holding.isReady() && allowing.isReady());
